@@ -1,0 +1,373 @@
+// Package tools implements the four built-in tools of coding-agent (read,
+// bash, edit and write) as a Go library: the SDK for Go hosts.
+//
+// Build one tool with [NewRead], [NewBash], [NewEdit] or [NewWrite], or a set
+// of them by name with [Build]. Every tool validates its arguments against
+// its JSON Schema before it runs, applies the permission preset and the
+// protected-storage rules, and serializes mutations of one file through the
+// [MutationQueue] shared by the tools of one [Options].
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"slices"
+	"strings"
+)
+
+// Tool is one built-in tool.
+type Tool interface {
+	// Name is the wire name: "read", "bash", "edit" or "write".
+	Name() string
+	// Title is a short human title ("Read").
+	Title() string
+	// Description is what the model is told about the tool.
+	Description() string
+	// Schema is the JSON Schema of the arguments object.
+	Schema() json.RawMessage
+	// Execute validates call.Args and runs the tool.
+	//
+	// It returns a Result for every outcome the tool produced, including a
+	// failed command (Result.IsError). It returns a non-nil error when the
+	// call was refused or could not do its work: invalid arguments
+	// (*ValidationError), a denied permission (*PermissionError), a missing
+	// file, or cancellation. The error's text is written for the model;
+	// [ErrorResult] turns it into the result a client expects.
+	Execute(ctx context.Context, call Call) (Result, error)
+}
+
+// Call is one invocation of a tool.
+type Call struct {
+	// ID identifies the call (the ACP toolCallId). It may be empty for
+	// standalone calls; it names retained output files and attributes
+	// file changes.
+	ID string
+	// Args is the JSON arguments object.
+	Args json.RawMessage
+	// Progress, if not nil, receives live output while the tool runs
+	// (bash: the current tail of the output, at most 10 times a second).
+	// It is called from one goroutine at a time.
+	Progress func(Progress)
+}
+
+// Progress is a live update from a running tool.
+type Progress struct {
+	// Tail is the most recent output, within the output limits.
+	Tail string
+	// Bytes is the total number of output bytes so far.
+	Bytes int64
+}
+
+// Result is the outcome of a tool call, in the shape of PROTOCOL.md §5:
+// {content, isError, details}.
+type Result struct {
+	Content []Content      `json:"content"`
+	IsError bool           `json:"isError"`
+	Details map[string]any `json:"details"`
+	// Changes lists the files the call changed, for hosts that show diffs
+	// (ACP {type:"diff"} tool call content). It is not part of the wire
+	// result.
+	Changes []FileChange `json:"-"`
+}
+
+// Content is one content block of a result. Only text blocks are produced.
+type Content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// FileChange describes a change a tool made to one file.
+type FileChange struct {
+	// Path is the absolute path that was changed.
+	Path string
+	// OldText is the previous content, nil when the file was created.
+	OldText *string
+	// NewText is the new content.
+	NewText string
+	// Line is the 1-based line of the first change.
+	Line int
+}
+
+// TextResult returns a successful result with one text block.
+func TextResult(text string, details map[string]any) Result {
+	if details == nil {
+		details = map[string]any{}
+	}
+	return Result{Content: []Content{{Type: "text", Text: text}}, Details: details}
+}
+
+// ErrorResult turns an error from [Tool.Execute] into the error result a
+// client or a model expects: one text block with the error's message and
+// details.error naming its kind ("validation", "permission", "cancelled",
+// "failed").
+func ErrorResult(err error) Result {
+	r := TextResult(err.Error(), map[string]any{"error": ErrorKind(err)})
+	r.IsError = true
+	return r
+}
+
+// Run executes tool and folds a returned error into the result, as a host
+// that only forwards results to a client wants.
+func Run(ctx context.Context, tool Tool, call Call) Result {
+	res, err := tool.Execute(ctx, call)
+	if err != nil {
+		return ErrorResult(err)
+	}
+	if res.Details == nil {
+		res.Details = map[string]any{}
+	}
+	if res.Content == nil {
+		res.Content = []Content{}
+	}
+	return res
+}
+
+// Preset is a permission preset.
+type Preset string
+
+// The presets, from the most to the least restrictive.
+const (
+	ReadOnly       Preset = "read-only"
+	WorkspaceWrite Preset = "workspace-write"
+	FullAccess     Preset = "full-access"
+)
+
+// Presets lists the valid presets in order.
+func Presets() []Preset { return []Preset{ReadOnly, WorkspaceWrite, FullAccess} }
+
+// ParsePreset checks a preset name. The empty string means [ReadOnly].
+func ParsePreset(s string) (Preset, error) {
+	if s == "" {
+		return ReadOnly, nil
+	}
+	p := Preset(s)
+	if slices.Contains(Presets(), p) {
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown preset %q (valid: read-only, workspace-write, full-access)", s)
+}
+
+// Options configure the tools of one session or one standalone call. The
+// zero value gives read-only tools with no approval context.
+type Options struct {
+	// Preset is the permission preset; empty means ReadOnly.
+	Preset Preset
+	// WritableRoots are directories besides cwd where workspace-write
+	// allows mutations (ACP additionalDirectories).
+	WritableRoots []string
+	// DataDir is the agent's data directory: protected storage, and the
+	// home of retained output files (DataDir/outputs).
+	DataDir string
+	// Approver is asked about mutations outside the preset and about bash
+	// escalations. Nil means there is no approval context: such requests
+	// are denied.
+	Approver Approver
+	// Queue serializes mutations per canonical path. Tools that may touch
+	// the same files must share one queue; nil gives each tool its own.
+	Queue *MutationQueue
+	// Buffers reports editor buffers with unsaved changes. Nil means no
+	// editor is attached.
+	Buffers Buffers
+	// Outputs registers retained full-output files. Nil gives a store
+	// under DataDir/outputs.
+	Outputs *OutputStore
+	// Sandbox prepares sandboxed bash commands. Nil means no sandbox is
+	// available: bash refuses to run under read-only and workspace-write.
+	Sandbox Sandbox
+	// Env is the environment for bash commands; nil means os.Environ().
+	Env []string
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Approver decides on one request that the preset does not allow by itself.
+// It is declared here, where it is consumed; a session implements it by
+// asking the client (ACP session/request_permission).
+type Approver interface {
+	// Approve returns nil to allow exactly this change or command once. Any
+	// non-nil error means not allowed; its text says why (rejected, timed
+	// out, cancelled, the client answered with an error).
+	Approve(ctx context.Context, req ApprovalRequest) error
+}
+
+// ApprovalFunc adapts a function to [Approver].
+type ApprovalFunc func(ctx context.Context, req ApprovalRequest) error
+
+// Approve calls f.
+func (f ApprovalFunc) Approve(ctx context.Context, req ApprovalRequest) error { return f(ctx, req) }
+
+// Approval request kinds, as in PROTOCOL.md §6 _meta.request.
+const (
+	RequestFileChange = "file-change"
+	RequestEscalation = "escalation"
+)
+
+// ApprovalRequest is the exact change or command to approve.
+type ApprovalRequest struct {
+	// Kind is RequestFileChange or RequestEscalation.
+	Kind string
+	// Tool is the tool's name; CallID the call's ID.
+	Tool   string
+	CallID string
+	// Args are the call's validated arguments.
+	Args json.RawMessage
+	// Change is the file change (file-change requests).
+	Change *FileChange
+	// Diff is a unified diff of Change.
+	Diff string
+	// Command is the bash command (escalation requests).
+	Command string
+	// Justification is the model's justification, if it gave one.
+	Justification string
+	// Reason is a policy-written reason, always set.
+	Reason string
+}
+
+// Buffers is the view of the editor's open documents the tools need. It is
+// declared here and implemented by package editorsync.
+type Buffers interface {
+	// Unsaved reports whether the editor holds unsaved changes to the file
+	// at the absolute path.
+	Unsaved(path string) bool
+}
+
+// Sandbox prepares a bash command that runs inside the OS sandbox.
+type Sandbox interface {
+	// Command returns a command that runs `bash -c req.Command` in req.Dir
+	// under the policy of req, and a cleanup function to call after the
+	// command has been waited for. The command's Stdin, Stdout and Stderr
+	// are left for the caller to set. Killing the command's process (or
+	// its process group) ends every process it started.
+	Command(ctx context.Context, req SandboxRequest) (*SandboxedCommand, error)
+}
+
+// SandboxRequest is what the bash tool asks the sandbox to run.
+type SandboxRequest struct {
+	Command string
+	Dir     string
+	// Preset is ReadOnly or WorkspaceWrite.
+	Preset Preset
+	// WritableRoots are the session roots (cwd first) writable under
+	// WorkspaceWrite.
+	WritableRoots []string
+	// Protected are extra paths kept read-only (the data directory).
+	Protected []string
+	// Env is the unfiltered environment; the sandbox filters it.
+	Env []string
+}
+
+// SandboxedCommand is a command prepared by a [Sandbox].
+type SandboxedCommand struct {
+	// Cmd runs the command. Its SysProcAttr may be set by the sandbox; the
+	// caller may add Setpgid to it.
+	Cmd *exec.Cmd
+	// Cleanup releases what the sandbox set up for the command (its private
+	// temp directory). Call it once, after Cmd.Wait returned. It may be nil.
+	Cleanup func()
+}
+
+// ValidationError reports arguments that do not satisfy a tool's schema or
+// its rules. Field is a JSON pointer-like path ("/edits/0/oldText"), Rule
+// says what was violated.
+type ValidationError struct {
+	Tool  string
+	Field string
+	Rule  string
+}
+
+func (e *ValidationError) Error() string {
+	field := e.Field
+	if field == "" {
+		field = "arguments"
+	}
+	return fmt.Sprintf("invalid arguments for %s: %s: %s", e.Tool, field, e.Rule)
+}
+
+// PermissionError reports a call that the preset, the protected-storage
+// rules or the approver did not allow. Nothing was changed or run.
+type PermissionError struct {
+	Path   string
+	Reason string
+}
+
+func (e *PermissionError) Error() string { return e.Reason }
+
+// ErrorKind classifies an error from [Tool.Execute]: "validation",
+// "permission", "cancelled" or "failed".
+func ErrorKind(err error) string {
+	var ve *ValidationError
+	var pe *PermissionError
+	switch {
+	case errors.As(err, &ve):
+		return "validation"
+	case errors.As(err, &pe):
+		return "permission"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "cancelled"
+	default:
+		return "failed"
+	}
+}
+
+// Builtins returns the names of the built-in tools in their canonical order.
+func Builtins() []string { return []string{"read", "bash", "edit", "write"} }
+
+// Select applies the rules for a list of tool names: an empty list means no
+// tools, duplicates are removed (first occurrence kept), and an unknown name
+// rejects the whole list with an error that lists the valid names.
+func Select(names []string) ([]string, error) {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if !slices.Contains(Builtins(), n) {
+			return nil, fmt.Errorf("unknown tool %q (valid tools: %s)", n, strings.Join(Builtins(), ", "))
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// New builds the built-in tool called name.
+func New(name, cwd string, opts Options) (Tool, error) {
+	switch name {
+	case "read":
+		return NewRead(cwd, opts)
+	case "bash":
+		return NewBash(cwd, opts)
+	case "edit":
+		return NewEdit(cwd, opts)
+	case "write":
+		return NewWrite(cwd, opts)
+	}
+	_, err := Select([]string{name})
+	return nil, err
+}
+
+// Build selects names (see [Select]) and builds those tools with one shared
+// mutation queue and output store.
+func Build(names []string, cwd string, opts Options) ([]Tool, error) {
+	names, err := Select(names)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Queue == nil {
+		opts.Queue = NewMutationQueue()
+	}
+	if opts.Outputs == nil && opts.DataDir != "" {
+		opts.Outputs = NewOutputStore(OutputDir(opts.DataDir))
+	}
+	ts := make([]Tool, 0, len(names))
+	for _, n := range names {
+		t, err := New(n, cwd, opts)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
+}
