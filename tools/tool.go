@@ -126,6 +126,13 @@ func Run(ctx context.Context, tool Tool, call Call) Result {
 	return res
 }
 
+// Output limits for the text returned to the model, before annotations
+// (PROTOCOL.md §5): whichever comes first.
+const (
+	MaxLines = 2000
+	MaxBytes = 50 * 1024
+)
+
 // Preset is a permission preset.
 type Preset string
 
@@ -332,42 +339,3 @@ func Select(names []string) ([]string, error) {
 	return out, nil
 }
 
-// New builds the built-in tool called name.
-func New(name, cwd string, opts Options) (Tool, error) {
-	switch name {
-	case "read":
-		return NewRead(cwd, opts)
-	case "bash":
-		return NewBash(cwd, opts)
-	case "edit":
-		return NewEdit(cwd, opts)
-	case "write":
-		return NewWrite(cwd, opts)
-	}
-	_, err := Select([]string{name})
-	return nil, err
-}
-
-// Build selects names (see [Select]) and builds those tools with one shared
-// mutation queue and output store.
-func Build(names []string, cwd string, opts Options) ([]Tool, error) {
-	names, err := Select(names)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Queue == nil {
-		opts.Queue = NewMutationQueue()
-	}
-	if opts.Outputs == nil && opts.DataDir != "" {
-		opts.Outputs = NewOutputStore(OutputDir(opts.DataDir))
-	}
-	ts := make([]Tool, 0, len(names))
-	for _, n := range names {
-		t, err := New(n, cwd, opts)
-		if err != nil {
-			return nil, err
-		}
-		ts = append(ts, t)
-	}
-	return ts, nil
-}
