@@ -12,6 +12,10 @@ import (
 type MutationQueue struct {
 	mu    sync.Mutex
 	paths map[string]*pathLine
+
+	// onWait, if set (by tests), is called after a caller joined the
+	// waiters of path.
+	onWait func(path string)
 }
 
 // pathLine is the queue of one path: whether a holder runs, and who waits.
@@ -57,6 +61,9 @@ func (q *MutationQueue) Acquire(ctx context.Context, path string) (release func(
 	w := &waiter{ready: make(chan struct{})}
 	line.waiters = append(line.waiters, w)
 	q.mu.Unlock()
+	if q.onWait != nil {
+		q.onWait(path)
+	}
 
 	select {
 	case <-w.ready:
@@ -81,26 +88,31 @@ func (q *MutationQueue) Acquire(ctx context.Context, path string) (release func(
 	return nil, ctx.Err()
 }
 
-// releaser returns the function that hands path to the next waiter, or frees
-// the line when nobody waits.
+// releaser returns the function that passes path on; see passOn.
 func (q *MutationQueue) releaser(path string, line *pathLine) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			q.mu.Lock()
 			defer q.mu.Unlock()
-			if len(line.waiters) > 0 {
-				next := line.waiters[0]
-				line.waiters[0] = nil
-				line.waiters = line.waiters[1:]
-				next.granted = true
-				close(next.ready)
-				return
-			}
-			line.held = false
-			delete(q.paths, path)
+			q.passOn(path, line)
 		})
 	}
+}
+
+// passOn hands path to the next waiter, or frees the line when nobody
+// waits. q.mu must be held.
+func (q *MutationQueue) passOn(path string, line *pathLine) {
+	if len(line.waiters) > 0 {
+		next := line.waiters[0]
+		line.waiters[0] = nil
+		line.waiters = line.waiters[1:]
+		next.granted = true
+		close(next.ready)
+		return
+	}
+	line.held = false
+	delete(q.paths, path)
 }
 
 // pending reports how many paths have a holder or waiters; for tests.
