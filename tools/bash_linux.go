@@ -1,0 +1,36 @@
+package tools
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// waitNoReap blocks until the process pid has exited, without reaping it:
+// while it is a zombie its process ID, and so its process group ID, cannot
+// be reused, which makes the group kill that follows safe.
+func waitNoReap(pid int) bool {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		return err == nil
+	}
+}
+
+// pipeSize is the output pipe's capacity: bigger than the 64 KiB default
+// so that a fast writer needs fewer wake-ups of the reader.
+const pipeSize = 1 << 20
+
+// growPipe enlarges the pipe; failure (a lower /proc/sys/fs/pipe-max-size)
+// only costs throughput.
+func growPipe(w *os.File) {
+	if sc, err := w.SyscallConn(); err == nil {
+		sc.Control(func(fd uintptr) {
+			_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize)
+		})
+	}
+}
