@@ -1,0 +1,519 @@
+// Package rpc is the agent's JSON-RPC 2.0 / ACP v1 layer: framing (NDJSON or
+// Content-Length headers, detected from the first byte), ids, error codes,
+// cancellation and the ACP wire types. Call [Serve] with an [Agent]
+// implementation; the agent talks back to the client through [Client].
+//
+// It is the only package that imports the JSON-RPC library
+// (go.lsp.dev/jsonrpc2), so nothing else depends on its borrowing and
+// pooling rules: handlers get their own contexts, never the library's.
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+)
+
+// Agent is what the server dispatches to. It is implemented by package
+// session.
+//
+// Calls run concurrently, each on its own goroutine with a context that ends
+// when the client cancels the request ($/cancel_request or $/cancelRequest)
+// or the connection ends. Notifications run one at a time in arrival order on
+// the read loop (so document/didChange stays ordered) and must not block for
+// long: no message is read while one runs. Requests other than initialize
+// wait until initialize has succeeded.
+type Agent interface {
+	Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error)
+	NewSession(ctx context.Context, req *NewSessionRequest) (*NewSessionResponse, error)
+	LoadSession(ctx context.Context, req *LoadSessionRequest) (*LoadSessionResponse, error)
+	ResumeSession(ctx context.Context, req *ResumeSessionRequest) (*ResumeSessionResponse, error)
+	ListSessions(ctx context.Context, req *ListSessionsRequest) (*ListSessionsResponse, error)
+	CloseSession(ctx context.Context, req *CloseSessionRequest) (*CloseSessionResponse, error)
+	SetSessionMode(ctx context.Context, req *SetSessionModeRequest) (*SetSessionModeResponse, error)
+	SetSessionConfigOption(ctx context.Context, req *SetSessionConfigOptionRequest) (*SetSessionConfigOptionResponse, error)
+	Prompt(ctx context.Context, req *PromptRequest) (*PromptResponse, error)
+	// Cancel handles the session/cancel notification.
+	Cancel(ctx context.Context, n *CancelNotification)
+	// ToolsList handles _coding-agent/tools/list.
+	ToolsList(ctx context.Context, req *ToolsListRequest) (*ToolsListResponse, error)
+	// ToolsCall handles _coding-agent/tools/call.
+	ToolsCall(ctx context.Context, req *ToolsCallRequest) (*ToolsCallResponse, error)
+	// OutputsList handles _coding-agent/outputs/list.
+	OutputsList(ctx context.Context, req *OutputsListRequest) (*OutputsListResponse, error)
+	// OutputsRemove handles _coding-agent/outputs/remove.
+	OutputsRemove(ctx context.Context, req *OutputsRemoveRequest) (*OutputsRemoveResponse, error)
+	// DidOpen, DidChange, DidSave and DidClose handle the document/*
+	// notifications.
+	DidOpen(ctx context.Context, n *DidOpenNotification)
+	DidChange(ctx context.Context, n *DidChangeNotification)
+	DidSave(ctx context.Context, n *DidSaveNotification)
+	DidClose(ctx context.Context, n *DidCloseNotification)
+}
+
+// Client is the agent's handle on the connected client. Its methods are safe
+// for concurrent use; each message is written whole, in call order per
+// goroutine.
+type Client interface {
+	// SessionUpdate sends a session/update notification.
+	SessionUpdate(ctx context.Context, n *SessionNotification) error
+	// RequestPermission sends session/request_permission and waits for the
+	// answer. When ctx ends first it tells the client with
+	// $/cancel_request {requestId} and returns ctx.Err(). An error answer
+	// from the client is returned as *Error; an answer that is not a valid
+	// outcome (not "selected" with an optionId, nor "cancelled") is an error.
+	RequestPermission(ctx context.Context, req *RequestPermissionRequest) (*RequestPermissionResponse, error)
+	// FilesChanged sends a _coding-agent/files_changed notification.
+	FilesChanged(ctx context.Context, n *FilesChangedNotification) error
+}
+
+// Options configures [Serve]. The zero value is ready to use.
+type Options struct {
+	// Framing forces a framing; FramingAuto (the default) detects it.
+	Framing Framing
+	// MaxMessageBytes limits one incoming message; 0 means
+	// DefaultMaxMessageBytes (64 MiB).
+	MaxMessageBytes int64
+	// Logger receives diagnostics; nil discards them. Nothing is ever
+	// written to the protocol output except protocol messages.
+	Logger *slog.Logger
+	// Trace, if set, receives one line per message in and out:
+	// "recv <json>" or "send <json>"; rejected input is noted as
+	// "recv # <reason>".
+	Trace io.Writer
+	// ShutdownTimeout bounds how long Serve waits, once the connection
+	// ends, for running handlers to return after their contexts were
+	// cancelled; 0 means 1.5 s.
+	ShutdownTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = 1500 * time.Millisecond
+	}
+	return o
+}
+
+// Serve runs one connection until in reaches EOF, ctx ends, or writing to out
+// fails. newAgent is called once with the Client before the first message is
+// read.
+//
+// When the connection ends, Serve cancels the contexts of all running
+// handlers, waits for them up to Options.ShutdownTimeout, and closes in and
+// out if they are io.Closers. It returns nil after EOF, ctx.Err() when ctx
+// ended, and the I/O error otherwise.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, newAgent func(Client) Agent, opts Options) error {
+	opts = opts.withDefaults()
+	st := newStream(in, out, &opts)
+	base, cancelBase := context.WithCancel(ctx)
+	defer cancelBase()
+
+	s := &server{
+		base:     base,
+		logger:   opts.Logger,
+		calls:    newCallTable(),
+		notifies: newNotifyTable(),
+		running:  make(map[string]context.CancelFunc),
+	}
+	conn := jsonrpc2.NewConn(st, jsonrpc2.WithCodec(stdCodec{}), jsonrpc2.WithPreempter(preempter{s}))
+	s.agent = newAgent(&client{conn: conn, logger: opts.Logger})
+	conn.Go(base, s.handle)
+
+	var err error
+	select {
+	case <-st.readDone:
+		if !errors.Is(st.readErr, io.EOF) {
+			err = fmt.Errorf("reading input: %w", st.readErr)
+		}
+	case <-st.writeDone:
+		err = st.writeErr
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-conn.Done():
+		err = conn.Err()
+	}
+
+	// Cancel every handler first so the agent can stop its work (kill
+	// process trees), then unblock the reader and let responses drain.
+	cancelBase()
+	st.closeIn()
+	timer := time.NewTimer(opts.ShutdownTimeout)
+	defer timer.Stop()
+	select {
+	case <-conn.Done():
+	case <-timer.C:
+		opts.Logger.Warn("handlers still running after shutdown timeout", "timeout", opts.ShutdownTimeout, "running", s.inflight.count())
+	}
+	st.closeOut()
+	return err
+}
+
+// server dispatches incoming messages to the agent.
+type server struct {
+	base     context.Context // cancelled when the connection ends
+	logger   *slog.Logger
+	agent    Agent
+	calls    map[string]callFunc
+	notifies map[string]notifyFunc
+	init     initState
+	inflight tracker
+
+	// mu guards running: the cancel functions of running calls by id key.
+	mu      sync.Mutex
+	running map[string]context.CancelFunc
+}
+
+// handle is the jsonrpc2.Handler. It runs on the library's read loop. The
+// library's ctx is pooled with the request and must not be retained or
+// derived from (go.lsp.dev/jsonrpc2 v1.0.1 crashes when a context derived
+// from it outlives the handler), so handlers get contexts derived from
+// s.base, and calls release the read loop with Async before running.
+func (s *server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	if !req.IsCall() {
+		s.handleNotification(req)
+		return nil, nil
+	}
+	method := req.Method()
+	fn, ok := s.calls[method]
+	if !ok {
+		return nil, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q", method)}
+	}
+	// Initialization order is decided here, on the read loop, so it follows
+	// wire order even though calls then run concurrently.
+	var (
+		initWait <-chan struct{}
+		finish   func(bool)
+	)
+	if method == MethodInitialize {
+		finish = s.init.begin()
+	} else if initWait, ok = s.init.wait(); !ok {
+		return nil, &jsonrpc2.Error{Code: CodeInvalidRequest, Message: "not initialized: send initialize first"}
+	}
+	method = strings.Clone(method)
+
+	// Register for cancellation before Async hands the read loop over, so a
+	// $/cancel_request that follows on the wire always finds the request.
+	key := idKey(req.ID())
+	hctx, cancel := context.WithCancel(s.base)
+	s.mu.Lock()
+	s.running[key] = cancel
+	s.mu.Unlock()
+	s.inflight.add()
+	jsonrpc2.Async(ctx)
+	defer func() {
+		s.mu.Lock()
+		delete(s.running, key)
+		s.mu.Unlock()
+		cancel()
+		s.inflight.done()
+	}()
+
+	if initWait != nil {
+		select {
+		case <-initWait:
+		case <-hctx.Done():
+			return nil, wireError(hctx.Err())
+		}
+		if !s.init.ready() {
+			return nil, &jsonrpc2.Error{Code: CodeInvalidRequest, Message: "not initialized: initialize failed"}
+		}
+	}
+	result, err := s.invoke(hctx, method, fn, json.RawMessage(req.Params()))
+	if finish != nil {
+		finish(err == nil)
+	}
+	if err != nil {
+		return nil, wireError(err)
+	}
+	raw, err := marshal(result)
+	if err != nil {
+		s.logger.Error("encoding result", "method", method, "error", err)
+		return nil, &jsonrpc2.Error{Code: CodeInternal, Message: "internal error: encoding result: " + err.Error()}
+	}
+	return json.RawMessage(raw), nil
+}
+
+// invoke calls fn and turns a panic into an internal error, so one broken
+// handler cannot take the process down.
+func (s *server) invoke(ctx context.Context, method string, fn callFunc, params json.RawMessage) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.logger.Error("handler panic", "method", method, "panic", p, "stack", string(debug.Stack()))
+			result, err = nil, &Error{Code: CodeInternal, Message: fmt.Sprintf("internal error in %s: %v", method, p)}
+		}
+	}()
+	return fn(ctx, s.agent, params)
+}
+
+// handleNotification runs a notification inline, in arrival order. Errors
+// cannot be answered, so they are logged.
+func (s *server) handleNotification(req *jsonrpc2.Request) {
+	method := req.Method()
+	fn, ok := s.notifies[method]
+	if !ok {
+		s.logger.Debug("ignoring unknown notification", "method", method)
+		return
+	}
+	wait, ok := s.init.wait()
+	if !ok {
+		s.logger.Warn("ignoring notification before initialize", "method", method)
+		return
+	}
+	select {
+	case <-wait:
+	case <-s.base.Done():
+		return
+	}
+	if !s.init.ready() {
+		s.logger.Warn("ignoring notification: initialize failed", "method", method)
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			s.logger.Error("notification handler panic", "method", method, "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	if err := fn(s.base, s.agent, json.RawMessage(req.Params())); err != nil {
+		s.logger.Warn("ignoring invalid notification", "method", method, "error", err)
+	}
+}
+
+// cancelRequest cancels the running call with the given id key, if any.
+func (s *server) cancelRequest(key string) {
+	s.mu.Lock()
+	cancel := s.running[key]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// preempter handles cancellation notifications on the read loop, ahead of
+// the handler.
+type preempter struct{ s *server }
+
+// Preempt implements jsonrpc2.Preempter.
+func (p preempter) Preempt(_ context.Context, req *jsonrpc2.Request) (any, error) {
+	if req.IsCall() {
+		return nil, jsonrpc2.ErrNotHandled
+	}
+	var member string
+	switch req.Method() {
+	case methodCancelRequestACP:
+		member = "requestId"
+	case methodCancelRequestLSP:
+		member = "id"
+	default:
+		return nil, jsonrpc2.ErrNotHandled
+	}
+	var params map[string]json.RawMessage
+	if err := json.Unmarshal(req.Params(), &params); err != nil || params[member] == nil {
+		p.s.logger.Warn("ignoring invalid cancellation", "method", req.Method(), "missing", member)
+	} else if id := decodeID(params[member]); id.IsValid() {
+		p.s.cancelRequest(idKey(id))
+	}
+	// A handled notification needs a non-nil result, or the library would
+	// also pass it to the handler.
+	return struct{}{}, nil
+}
+
+// idKey is a map key for a request id that keeps numbers and strings apart
+// and owns its bytes.
+func idKey(id jsonrpc2.ID) string {
+	if n, ok := id.Number(); ok {
+		return "n" + strconv.FormatInt(n, 10)
+	}
+	if s, ok := id.StringValue(); ok {
+		return "s" + strings.Clone(s)
+	}
+	return "null"
+}
+
+// initState tracks the initialize handshake in wire order.
+type initState struct {
+	mu    sync.Mutex
+	state int // 0: not started, 1: in progress, 2: done
+	done  chan struct{}
+}
+
+// begin records an initialize request. The returned finish reports its
+// outcome; a failed initialize returns to the not-started state.
+func (i *initState) begin() func(ok bool) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.state != 0 {
+		return func(bool) {}
+	}
+	i.state = 1
+	done := make(chan struct{})
+	i.done = done
+	return func(ok bool) {
+		i.mu.Lock()
+		if ok {
+			i.state = 2
+		} else {
+			i.state = 0
+		}
+		i.mu.Unlock()
+		close(done)
+	}
+}
+
+// wait returns a channel closed once initialize has finished, and false if
+// no initialize has been received.
+func (i *initState) wait() (<-chan struct{}, bool) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.state == 0 {
+		return nil, false
+	}
+	return i.done, true
+}
+
+func (i *initState) ready() bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.state == 2
+}
+
+// tracker counts running handlers.
+type tracker struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (t *tracker) add()  { t.mu.Lock(); t.n++; t.mu.Unlock() }
+func (t *tracker) done() { t.mu.Lock(); t.n--; t.mu.Unlock() }
+func (t *tracker) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.n
+}
+
+// client implements [Client] over the connection.
+type client struct {
+	conn   jsonrpc2.Conn
+	logger *slog.Logger
+}
+
+func (c *client) notify(ctx context.Context, method string, v any) error {
+	raw, err := marshal(v)
+	if err != nil {
+		return fmt.Errorf("%s: encoding params: %w", method, err)
+	}
+	if err := c.conn.Notify(ctx, method, json.RawMessage(raw)); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}
+
+// SessionUpdate implements [Client].
+func (c *client) SessionUpdate(ctx context.Context, n *SessionNotification) error {
+	return c.notify(ctx, MethodSessionUpdate, n)
+}
+
+// FilesChanged implements [Client].
+func (c *client) FilesChanged(ctx context.Context, n *FilesChangedNotification) error {
+	return c.notify(ctx, MethodFilesChanged, n)
+}
+
+// RequestPermission implements [Client].
+func (c *client) RequestPermission(ctx context.Context, req *RequestPermissionRequest) (*RequestPermissionResponse, error) {
+	raw, err := marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: encoding params: %w", MethodRequestPermission, err)
+	}
+	var result json.RawMessage
+	id, err := c.conn.Call(ctx, MethodRequestPermission, json.RawMessage(raw), &result)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			if id.IsValid() {
+				c.cancelRemote(context.WithoutCancel(ctx), id)
+			}
+			return nil, ctxErr
+		}
+		return nil, fromWire(err)
+	}
+	var resp RequestPermissionResponse
+	if err := json.Unmarshal(result, &resp); err != nil {
+		return nil, fmt.Errorf("%s: decoding answer: %w", MethodRequestPermission, err)
+	}
+	switch o := resp.Outcome; {
+	case o.Outcome == OutcomeCancelled:
+	case o.Outcome == OutcomeSelected && o.OptionID != "":
+	case o.Outcome == OutcomeSelected:
+		return nil, fmt.Errorf("%s: answer outcome.optionId is missing", MethodRequestPermission)
+	default:
+		return nil, fmt.Errorf("%s: answer outcome.outcome %q is neither %q nor %q",
+			MethodRequestPermission, o.Outcome, OutcomeSelected, OutcomeCancelled)
+	}
+	return &resp, nil
+}
+
+// cancelRemote tells the client we gave up on request id (ACP
+// $/cancel_request). Failure is only logged: the connection may be gone.
+func (c *client) cancelRemote(ctx context.Context, id jsonrpc2.ID) {
+	var params struct {
+		RequestID any `json:"requestId"`
+	}
+	if n, ok := id.Number(); ok {
+		params.RequestID = n
+	} else if s, ok := id.StringValue(); ok {
+		params.RequestID = s
+	}
+	if err := c.notify(ctx, methodCancelRequestACP, params); err != nil {
+		c.logger.Debug("sending cancellation", "error", err)
+	}
+}
+
+// marshal encodes v as compact JSON without HTML escaping (diffs and
+// commands are full of '<' and '&').
+func marshal(v any) ([]byte, error) {
+	if raw, ok := v.(json.RawMessage); ok {
+		return raw, nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
+}
+
+// stdCodec is the payload codec: encoding/json semantics (case-insensitive
+// field matching, nil slices as null) instead of the library's json/v2
+// default, matching the ACP types and TypeScript peers.
+type stdCodec struct{}
+
+func (stdCodec) Marshal(v any) ([]byte, error) {
+	if v == nil {
+		return []byte("null"), nil
+	}
+	return marshal(v)
+}
+
+func (stdCodec) Unmarshal(data []byte, v any) error {
+	if p, ok := v.(*json.RawMessage); ok {
+		*p = append((*p)[:0], data...)
+		return nil
+	}
+	return json.Unmarshal(data, v)
+}
