@@ -121,3 +121,37 @@ func displayPath(cwd, abs string) string {
 	}
 	return abs
 }
+
+// checkCwd returns cwd as a clean absolute path after checking that it is
+// an existing directory.
+func checkCwd(cwd string) (string, error) {
+	if cwd == "" {
+		return "", errors.New("cwd is empty")
+	}
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		return "", fmt.Errorf("cwd %q: %w", cwd, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("cwd %q: %w", cwd, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("cwd %q is not a directory", cwd)
+	}
+	return abs, nil
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// unsaved reports whether the editor holds unsaved changes to the file
+// named abs, also under its canonical name canon.
+func unsaved(b Buffers, abs, canon string) bool {
+	if b == nil {
+		return false
+	}
+	return b.Unsaved(abs) || (canon != "" && canon != abs && b.Unsaved(canon))
+}
