@@ -87,7 +87,7 @@ func TestReadWindows(t *testing.T) {
 			details: map[string]any{"lines": 2, "offset": 2}},
 		{name: "last line", args: map[string]any{"path": "noeol", "offset": 3}, want: "c"},
 		{name: "limit", args: map[string]any{"path": "abc", "offset": 1, "limit": 2},
-			want: "a\nb\n\n[Showing lines 1-2; the file continues. Use offset=3 to continue.]",
+			want:    "a\nb\n\n[Showing lines 1-2; the file continues. Use offset=3 to continue.]",
 			details: map[string]any{"lines": 2, "truncated": true, "nextOffset": 3}},
 		{name: "limit reaching the end", args: map[string]any{"path": "abc", "offset": 2, "limit": 2}, want: "b\nc",
 			details: map[string]any{"truncated": false, "totalLines": 3}},
@@ -250,9 +250,9 @@ func TestReadPaths(t *testing.T) {
 	putFile(t, filepath.Join(dir, "sub", "r.txt"), "rel\n")
 	r := newRead(t, dir, Options{})
 	for path, want := range map[string]string{
-		"~/h.txt":                           "home",
-		"sub/r.txt":                         "rel",
-		"./sub/../sub/r.txt":                "rel",
+		"~/h.txt":                          "home",
+		"sub/r.txt":                        "rel",
+		"./sub/../sub/r.txt":               "rel",
 		filepath.Join(dir, "sub", "r.txt"): "rel",
 	} {
 		res, err := execTool(t, r, map[string]any{"path": path})
