@@ -133,6 +133,9 @@ func NewBash(cwd string, opts Options) (*Bash, error) {
 	}, nil
 }
 
+// grace is b.Grace within [0, DefaultGrace].
+func (b *Bash) grace() time.Duration { return min(max(b.Grace, 0), DefaultGrace) }
+
 // Name returns "bash".
 func (b *Bash) Name() string { return "bash" }
 
@@ -363,7 +366,7 @@ func (b *Bash) run(ctx context.Context, call Call, args bashArgs, mode runMode, 
 	}
 	if reason != stopNone {
 		killGroup(pid, sigTerm)
-		grace := time.NewTimer(min(max(b.Grace, 0), DefaultGrace))
+		grace := time.NewTimer(b.grace())
 		select {
 		case <-exited:
 		case <-grace.C:
