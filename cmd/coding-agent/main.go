@@ -1,0 +1,128 @@
+// Command coding-agent is a coding-agent backend that editors, notebooks and
+// scripts start as an ACP (Agent Client Protocol) JSON-RPC server on stdio.
+//
+// Usage:
+//
+//	coding-agent [serve] [flags]          serve ACP on stdin/stdout (the default)
+//	coding-agent tool NAME --json ARGS    run one built-in tool and print its result
+//	coding-agent sandbox probe [--json]   report what the OS sandbox can do here
+//	coding-agent --version | --help
+//
+// main only parses flags, wires the packages together and turns errors into
+// exit codes: 0 done, 1 error (or a tool result with isError), 2 usage.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/coding-agent/coding-agent/sandbox"
+)
+
+// version is the program's version; release builds set it with
+// -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+func main() {
+	// The sandbox re-executes this binary as its namespace helper; that
+	// process must not get any further than this.
+	sandbox.MaybeRunHelper()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// usageError is an error in the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// run dispatches the sub-command and returns the exit status.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	sub := ""
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		sub, args = args[0], args[1:]
+	}
+	var err error
+	switch sub {
+	case "", "serve":
+		if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+			fmt.Fprintf(stdout, "coding-agent %s\n", version)
+			return exitOK
+		}
+		if len(args) == 1 && isHelp(args[0]) {
+			fmt.Fprint(stdout, usageText)
+			return exitOK
+		}
+		err = runServe(ctx, args, stdin, stdout, stderr)
+	case "version":
+		fmt.Fprintf(stdout, "coding-agent %s\n", version)
+		return exitOK
+	case "help":
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	case "tool":
+		return runTool(ctx, args, stdout, stderr)
+	case "sandbox":
+		return runSandboxCmd(ctx, args, stdout, stderr)
+	default:
+		err = usagef("unknown command %q (commands: serve, tool, sandbox, version, help)", sub)
+	}
+	return exitCode(err, stderr)
+}
+
+func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
+
+// exitCode reports err on stderr and maps it to an exit status.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "coding-agent: %v\n", err)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "Run 'coding-agent --help' for usage.")
+		return exitUsage
+	}
+	return exitError
+}
+
+const usageText = `coding-agent: a coding-agent backend speaking ACP (Agent Client Protocol) v1 on stdio.
+
+Usage:
+  coding-agent [serve] [flags]            Serve ACP JSON-RPC on stdin/stdout (default).
+  coding-agent tool NAME --json ARGS      Run one built-in tool (read, bash, edit, write)
+        [--cwd DIR] [--preset P]          standalone and print its result as JSON.
+        [--data-dir DIR]                  Exit 0, or 1 when the result is an error.
+  coding-agent sandbox probe [--json]     Report what the OS sandbox can do here.
+  coding-agent --version                  Print the version.
+
+Serve flags:
+  --framing auto|ndjson|header   Message framing (default auto: detected from the first byte).
+  --max-message-bytes N          Largest accepted message (default 67108864).
+  --log-level debug|info|warn|error  Log level for stderr (env CODING_AGENT_LOG; default info).
+  --trace FILE                   Append a trace of every protocol message to FILE.
+  --data-dir DIR                 Data directory (env CODING_AGENT_DATA_DIR; default
+                                 $XDG_DATA_HOME/coding-agent or ~/.local/share/coding-agent).
+
+Presets: read-only (default), workspace-write, full-access.
+stdout carries protocol messages only; logs go to stderr.
+`

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/coding-agent/coding-agent/rpc"
+	"github.com/coding-agent/coding-agent/session"
+)
+
+// runServe serves ACP on stdin/stdout until stdin ends or ctx is cancelled
+// (SIGINT, SIGTERM).
+func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	framing := fs.String("framing", "auto", "auto, ndjson or header")
+	maxBytes := fs.Int64("max-message-bytes", 64<<20, "largest accepted message in bytes")
+	logLevel := fs.String("log-level", "", "debug, info, warn or error")
+	trace := fs.String("trace", "", "file to append a wire trace to")
+	dataDir := fs.String("data-dir", "", "data directory")
+	if err := fs.Parse(args); err != nil {
+		return usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	fr, err := rpc.ParseFraming(*framing)
+	if err != nil {
+		return usagef("--framing: %v", err)
+	}
+	if *maxBytes <= 0 {
+		return usagef("--max-message-bytes: must be positive, got %d", *maxBytes)
+	}
+	logger, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return err
+	}
+	dir, err := session.ResolveDataDir(*dataDir)
+	if err != nil {
+		return err
+	}
+	opts := rpc.Options{Framing: fr, MaxMessageBytes: *maxBytes, Logger: logger}
+	if *trace != "" {
+		f, err := os.OpenFile(*trace, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("--trace: %w", err)
+		}
+		defer f.Close()
+		opts.Trace = f
+	}
+	env := &session.Env{Version: version, DataDir: dir, Logger: logger}
+	if err := env.Start(ctx); err != nil {
+		return err
+	}
+	defer env.Shutdown()
+	return rpc.Serve(ctx, stdin, stdout, func(c rpc.Client) rpc.Agent {
+		return session.NewAgent(env, c)
+	}, opts)
+}
+
+// newLogger returns a text logger on stderr at the level given by the flag,
+// else $CODING_AGENT_LOG, else info.
+func newLogger(stderr io.Writer, level string) (*slog.Logger, error) {
+	if level == "" {
+		level = os.Getenv("CODING_AGENT_LOG")
+	}
+	var l slog.Level
+	switch strings.ToLower(level) {
+	case "", "info":
+		l = slog.LevelInfo
+	case "debug":
+		l = slog.LevelDebug
+	case "warn", "warning":
+		l = slog.LevelWarn
+	case "error":
+		l = slog.LevelError
+	default:
+		return nil, usagef("--log-level: unknown level %q (debug, info, warn, error)", level)
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: l})), nil
+}

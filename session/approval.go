@@ -1,0 +1,102 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/coding-agent/coding-agent/rpc"
+	"github.com/coding-agent/coding-agent/tools"
+)
+
+// The permission options offered for every request (PROTOCOL.md §6).
+var permissionOptions = []rpc.PermissionOption{
+	{OptionID: rpc.PermissionAllowOnce, Name: "Allow once", Kind: rpc.PermissionAllowOnce},
+	{OptionID: rpc.PermissionRejectOnce, Name: "Reject", Kind: rpc.PermissionRejectOnce},
+}
+
+// approver asks the session's host about one change or command. It
+// implements tools.Approver.
+type approver struct{ s *Session }
+
+// approvalMeta is _meta["coding-agent"] of a permission request.
+type approvalMeta struct {
+	Justification string `json:"justification,omitempty"`
+	Reason        string `json:"reason"`
+	Request       string `json:"request"`
+}
+
+// Approve sends session/request_permission and returns nil only when the
+// client selected allow_once. Every other outcome is an error that says
+// which: rejected, cancelled, timed out, an error answer, an unknown option,
+// or no client to ask.
+func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) error {
+	s := a.s
+	if s.opts.RequestPermission == nil {
+		return errors.New("not allowed: there is no client to ask for approval")
+	}
+	p := &rpc.RequestPermissionRequest{
+		SessionID: s.id,
+		ToolCall:  permissionToolCall(s.cwd, req),
+		Options:   permissionOptions,
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.ApprovalTimeout, errApprovalTimeout)
+	defer cancel()
+	resp, err := s.opts.RequestPermission(ctx, p)
+	switch {
+	case errors.Is(context.Cause(ctx), errApprovalTimeout):
+		return fmt.Errorf("not allowed: the approval request timed out after %s without an answer", s.opts.ApprovalTimeout)
+	case ctx.Err() != nil:
+		return fmt.Errorf("not allowed: the approval request was cancelled: %w", context.Canceled)
+	case err != nil:
+		return fmt.Errorf("not allowed: the client answered the approval request with an error: %v", err)
+	}
+	switch o := resp.Outcome; {
+	case o.Outcome == rpc.OutcomeCancelled:
+		return errors.New("not allowed: the approval request was cancelled by the client")
+	case o.Outcome != rpc.OutcomeSelected:
+		return fmt.Errorf("not allowed: the client answered with unknown outcome %q", o.Outcome)
+	case o.OptionID == rpc.PermissionAllowOnce:
+		return nil
+	case o.OptionID == rpc.PermissionRejectOnce:
+		return errors.New("not allowed: the user rejected it")
+	default:
+		return fmt.Errorf("not allowed: the client selected unknown option %q", o.OptionID)
+	}
+}
+
+var errApprovalTimeout = errors.New("approval timed out")
+
+// permissionToolCall is the toolCall of a permission request: the call's
+// title, kind and arguments, the diff or the command, and the justification
+// (or the policy's reason) as plain text.
+func permissionToolCall(cwd string, req tools.ApprovalRequest) rpc.ToolCallUpdate {
+	var content []rpc.ToolCallContent
+	if c := req.Change; c != nil {
+		content = append(content, rpc.DiffContent(c.Path, c.OldText, c.NewText))
+	}
+	if req.Command != "" {
+		content = append(content, rpc.TextContent("$ "+req.Command))
+	}
+	text := req.Reason
+	if req.Justification != "" {
+		text = req.Justification
+	}
+	content = append(content, rpc.TextContent(text))
+	meta, _ := json.Marshal(map[string]approvalMeta{"coding-agent": {
+		Justification: req.Justification,
+		Reason:        req.Reason,
+		Request:       req.Kind,
+	}})
+	return rpc.ToolCallUpdate{
+		ToolCallID: req.CallID,
+		Title:      toolTitle(req.Tool, cwd, req.Args),
+		Name:       req.Tool,
+		Kind:       toolKind(req.Tool),
+		Status:     rpc.ToolStatusPending,
+		Content:    content,
+		RawInput:   rawJSON(req.Args),
+		Meta:       meta,
+	}
+}

@@ -1,0 +1,213 @@
+// Package session runs coding-agent sessions: the state behind one ACP
+// connection ([NewAgent], which implements rpc.Agent) and the public Go SDK
+// for hosts that embed the agent ([Env.NewSession]).
+//
+// An [Env] holds what every session of one process shares: the data
+// directory, the logger, the OS sandbox, the mutation queue that serializes
+// edits of one file across sessions, and the store of retained outputs.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/coding-agent/coding-agent/sandbox"
+	"github.com/coding-agent/coding-agent/tools"
+)
+
+// Env is the process-wide environment of sessions. Set the exported fields,
+// then use it; its methods are safe for concurrent use.
+type Env struct {
+	// Version is the agent's version, reported by initialize.
+	Version string
+	// DataDir is the data directory (see [ResolveDataDir]).
+	DataDir string
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+
+	once    sync.Once
+	queue   *tools.MutationQueue
+	outputs *tools.OutputStore
+
+	sbOnce   sync.Once
+	sb       *sandbox.Sandbox
+	sbStatus sandbox.Status
+
+	// mu guards the fields below.
+	mu       sync.Mutex
+	shutdown bool
+	cancels  map[*context.CancelFunc]struct{}
+}
+
+func (e *Env) init() {
+	e.once.Do(func() {
+		if e.Logger == nil {
+			e.Logger = slog.New(slog.DiscardHandler)
+		}
+		e.queue = tools.NewMutationQueue()
+		if e.DataDir != "" {
+			e.outputs = tools.NewOutputStore(tools.OutputDir(e.DataDir))
+		}
+	})
+}
+
+// Start prepares the environment for serving: it runs the sandbox probe
+// (bounded, about 2 s at most) so that its result is ready for initialize.
+func (e *Env) Start(ctx context.Context) error {
+	e.init()
+	st := e.sandboxStatus(ctx)
+	switch {
+	case !st.Available:
+		e.Logger.Warn("OS sandbox unavailable: bash will refuse to run under read-only and workspace-write", "reason", st.Reason)
+	case st.Degraded:
+		e.Logger.Warn("OS sandbox is DEGRADED", "kind", st.Kind, "reason", st.Reason)
+	default:
+		e.Logger.Debug("OS sandbox ready", "kind", st.Kind)
+	}
+	return nil
+}
+
+// Shutdown cancels the work of every session of this environment.
+func (e *Env) Shutdown() {
+	e.mu.Lock()
+	e.shutdown = true
+	cs := e.cancels
+	e.cancels = nil
+	e.mu.Unlock()
+	for c := range cs {
+		(*c)()
+	}
+}
+
+// sandboxStatus probes the sandbox once and caches the result.
+func (e *Env) sandboxStatus(ctx context.Context) sandbox.Status {
+	e.sbOnce.Do(func() {
+		e.init()
+		e.sb = sandbox.New(sandbox.Config{Logger: e.Logger})
+		e.sbStatus = e.sb.Probe(ctx)
+	})
+	return e.sbStatus
+}
+
+// toolSandbox returns the sandbox the bash tool uses, or nil when the probe
+// found none (bash then refuses to run sandboxed commands).
+func (e *Env) toolSandbox(ctx context.Context) tools.Sandbox {
+	if !e.sandboxStatus(ctx).Available {
+		return nil
+	}
+	return ToolSandbox(e.sb)
+}
+
+// toolOptions returns tools.Options for a call under preset in cwd.
+func (e *Env) toolOptions(ctx context.Context, preset tools.Preset, roots []string) tools.Options {
+	e.init()
+	return tools.Options{
+		Preset:        preset,
+		WritableRoots: roots,
+		DataDir:       e.DataDir,
+		Queue:         e.queue,
+		Outputs:       e.outputs,
+		Sandbox:       e.toolSandbox(ctx),
+		Logger:        e.Logger,
+	}
+}
+
+// ParamError reports a bad parameter of a request: a field and what is
+// wrong with it. The rpc layer answers it with -32602; the CLI exits 2.
+type ParamError struct {
+	Field string
+	Msg   string
+}
+
+func (e *ParamError) Error() string { return e.Field + ": " + e.Msg }
+
+// ToolRequest is one standalone tool call.
+type ToolRequest struct {
+	Name      string
+	Arguments []byte
+	// Cwd must be an absolute existing directory (the CLI passes the
+	// current directory).
+	Cwd string
+	// Preset defaults to read-only.
+	Preset string
+	// CallID names the call; empty gets a fresh one.
+	CallID string
+}
+
+// RunTool runs one tool standalone: no session, so no approval context
+// (a mutation outside the preset fails) and no editor buffers. A bad name,
+// cwd or preset is a *ParamError; a failed tool is a result with IsError.
+func (e *Env) RunTool(ctx context.Context, req ToolRequest) (tools.Result, error) {
+	e.init()
+	if _, err := tools.Select([]string{req.Name}); err != nil {
+		return tools.Result{}, &ParamError{Field: "name", Msg: err.Error()}
+	}
+	cwd, err := checkDir("cwd", req.Cwd)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	preset, err := tools.ParsePreset(req.Preset)
+	if err != nil {
+		return tools.Result{}, &ParamError{Field: "preset", Msg: err.Error()}
+	}
+	t, err := tools.New(req.Name, cwd, e.toolOptions(ctx, preset, nil))
+	if err != nil {
+		return tools.Result{}, err
+	}
+	id := req.CallID
+	if id == "" {
+		id = newID("call")
+	}
+	ctx, done := e.track(ctx)
+	defer done()
+	return tools.Run(ctx, t, tools.Call{ID: id, Args: req.Arguments}), nil
+}
+
+// track registers ctx's work so that Shutdown cancels it.
+func (e *Env) track(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	e.mu.Lock()
+	if e.shutdown {
+		e.mu.Unlock()
+		cancel()
+		return ctx, cancel
+	}
+	if e.cancels == nil {
+		e.cancels = map[*context.CancelFunc]struct{}{}
+	}
+	key := &cancel
+	e.cancels[key] = struct{}{}
+	e.mu.Unlock()
+	return ctx, func() {
+		e.mu.Lock()
+		delete(e.cancels, key)
+		e.mu.Unlock()
+		cancel()
+	}
+}
+
+// checkDir checks that path is an absolute, existing directory.
+func checkDir(field, path string) (string, error) {
+	if path == "" {
+		return "", &ParamError{Field: field, Msg: "required"}
+	}
+	if !filepath.IsAbs(path) {
+		return "", &ParamError{Field: field, Msg: fmt.Sprintf("must be an absolute path, got %q", path)}
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", &ParamError{Field: field, Msg: fmt.Sprintf("directory %s does not exist", path)}
+		}
+		return "", &ParamError{Field: field, Msg: err.Error()}
+	}
+	if !fi.IsDir() {
+		return "", &ParamError{Field: field, Msg: fmt.Sprintf("%s is not a directory", path)}
+	}
+	return filepath.Clean(path), nil
+}

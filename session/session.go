@@ -1,0 +1,273 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coding-agent/coding-agent/rpc"
+	"github.com/coding-agent/coding-agent/tools"
+)
+
+// DefaultApprovalTimeout is how long a permission request may wait for the
+// client's answer unless the session says otherwise (PROTOCOL.md §3).
+const DefaultApprovalTimeout = 600 * time.Second
+
+// Options configure a new [Session].
+type Options struct {
+	// Cwd is the session's working directory: absolute and existing.
+	Cwd string
+	// AdditionalDirectories are further roots writable under
+	// workspace-write. Each must be an absolute, existing directory.
+	AdditionalDirectories []string
+	// Tools are the built-in tools the session offers, with the rules of
+	// [tools.Select]. Nil means all of them; an empty slice means none.
+	Tools []string
+	// Preset is the permission preset; empty means read-only.
+	Preset tools.Preset
+	// ApprovalTimeout bounds each permission request; 0 means
+	// [DefaultApprovalTimeout].
+	ApprovalTimeout time.Duration
+	// RequestPermission asks the host to approve one change or command
+	// (ACP session/request_permission). Nil means there is nobody to ask:
+	// such requests are denied.
+	RequestPermission func(ctx context.Context, req *rpc.RequestPermissionRequest) (*rpc.RequestPermissionResponse, error)
+	// OnUpdate receives the session's updates (ACP session/update) in
+	// order, from one goroutine at a time per operation. It must not block
+	// for long.
+	OnUpdate func(rpc.SessionUpdate)
+	// Buffers reports editor buffers with unsaved changes; nil if none.
+	Buffers tools.Buffers
+}
+
+// Session is one coding-agent session. Its methods are safe for concurrent
+// use.
+type Session struct {
+	env   *Env
+	id    string
+	cwd   string
+	roots []string // cwd first, then additional directories
+	tools []string
+	opts  Options
+
+	// mu guards the fields below.
+	mu     sync.Mutex
+	preset tools.Preset
+	closed bool
+	// turn is cancelled by Cancel: it ends every operation in flight, and
+	// a new one replaces it.
+	turn       context.Context
+	cancelTurn context.CancelFunc
+	// life is cancelled by Close.
+	life      context.Context
+	closeLife context.CancelFunc
+	ops       sync.WaitGroup
+}
+
+// NewSession creates a session. A bad option is a *ParamError naming it.
+func (e *Env) NewSession(opts Options) (*Session, error) {
+	e.init()
+	cwd, err := checkDir("cwd", opts.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	roots := []string{cwd}
+	for i, d := range opts.AdditionalDirectories {
+		d, err := checkDir(fmt.Sprintf("additionalDirectories[%d]", i), d)
+		if err != nil {
+			return nil, err
+		}
+		roots = append(roots, d)
+	}
+	names := opts.Tools
+	if names == nil {
+		names = tools.Builtins()
+	}
+	names, err = tools.Select(names)
+	if err != nil {
+		return nil, &ParamError{Field: "tools", Msg: err.Error()}
+	}
+	preset, err := tools.ParsePreset(string(opts.Preset))
+	if err != nil {
+		return nil, &ParamError{Field: "preset", Msg: err.Error()}
+	}
+	if opts.ApprovalTimeout < 0 {
+		return nil, &ParamError{Field: "approvalTimeoutSeconds", Msg: "must not be negative"}
+	}
+	if opts.ApprovalTimeout == 0 {
+		opts.ApprovalTimeout = DefaultApprovalTimeout
+	}
+	s := &Session{env: e, id: newID("sess"), cwd: cwd, roots: roots, tools: names, opts: opts, preset: preset}
+	s.life, s.closeLife = context.WithCancel(context.Background())
+	s.turn, s.cancelTurn = context.WithCancel(s.life)
+	return s, nil
+}
+
+// ID returns the session id.
+func (s *Session) ID() string { return s.id }
+
+// Cwd returns the session's working directory.
+func (s *Session) Cwd() string { return s.cwd }
+
+// Roots returns the session roots: cwd, then the additional directories.
+func (s *Session) Roots() []string { return slices.Clone(s.roots) }
+
+// Tools returns the names of the session's tools.
+func (s *Session) Tools() []string { return slices.Clone(s.tools) }
+
+// Preset returns the current permission preset.
+func (s *Session) Preset() tools.Preset {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.preset
+}
+
+// SetPreset changes the permission preset. Only the host may call it; the
+// model never can. It returns whether the preset changed.
+func (s *Session) SetPreset(p tools.Preset) (bool, error) {
+	p, err := tools.ParsePreset(string(p))
+	if err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	changed := s.preset != p
+	s.preset = p
+	return changed, nil
+}
+
+// Cancel ends every operation in flight (tool calls, pending approvals);
+// the session stays usable.
+func (s *Session) Cancel() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancelTurn()
+	if !s.closed {
+		s.turn, s.cancelTurn = context.WithCancel(s.life)
+	}
+}
+
+// Close cancels the session's work, waits for it to end and frees the
+// session. Later calls fail.
+func (s *Session) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.closeLife()
+	s.ops.Wait()
+}
+
+// begin starts an operation: its context ends with ctx, with Cancel and
+// with Close. done must be called when the operation ends.
+func (s *Session) begin(ctx context.Context) (context.Context, func(), error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, nil, fmt.Errorf("session %s is closed", s.id)
+	}
+	turn := s.turn
+	s.ops.Add(1)
+	s.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(turn, cancel)
+	ctx, untrack := s.env.track(ctx)
+	return ctx, func() {
+		untrack()
+		stop()
+		cancel()
+		s.ops.Done()
+	}, nil
+}
+
+func (s *Session) emit(u rpc.SessionUpdate) {
+	if s.opts.OnUpdate != nil {
+		s.opts.OnUpdate(u)
+	}
+}
+
+// CallTool runs one of the session's tools directly, as the model would:
+// under the session's preset, approvals, serialization and buffers, with
+// the same tool_call / tool_call_update updates. A tool that is not enabled
+// is a *ParamError; a failed tool is a result with IsError.
+func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage) (tools.Result, error) {
+	if !slices.Contains(s.tools, name) {
+		if _, err := tools.Select([]string{name}); err != nil {
+			return tools.Result{}, &ParamError{Field: "name", Msg: err.Error()}
+		}
+		return tools.Result{}, &ParamError{Field: "name", Msg: fmt.Sprintf("tool %q is not enabled in this session (enabled: %s)", name, strings.Join(s.tools, ", "))}
+	}
+	ctx, done, err := s.begin(ctx)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	defer done()
+	id := newID("call")
+	s.emit(&rpc.ToolCall{
+		ToolCallID: id,
+		Title:      toolTitle(name, s.cwd, args),
+		Name:       name,
+		Kind:       toolKind(name),
+		Status:     rpc.ToolStatusPending,
+		RawInput:   rawJSON(args),
+	})
+	return s.runTool(ctx, id, name, args), nil
+}
+
+// runTool executes a tool call that was announced with a tool_call update
+// and reports its progress and outcome as tool_call_updates.
+func (s *Session) runTool(ctx context.Context, id, name string, args json.RawMessage) tools.Result {
+	opts := s.env.toolOptions(ctx, s.Preset(), s.roots[1:])
+	opts.Approver = &approver{s: s}
+	opts.Buffers = s.opts.Buffers
+	t, err := tools.New(name, s.cwd, opts)
+	if err != nil {
+		res := tools.ErrorResult(err)
+		s.emit(finalUpdate(id, args, res))
+		return res
+	}
+	s.emit(&rpc.ToolCallUpdate{ToolCallID: id, Status: rpc.ToolStatusInProgress})
+	res := tools.Run(ctx, t, tools.Call{ID: id, Args: args, Progress: func(p tools.Progress) {
+		s.emit(&rpc.ToolCallUpdate{ToolCallID: id, Content: []rpc.ToolCallContent{rpc.TextContent(p.Tail)}})
+	}})
+	s.emit(finalUpdate(id, args, res))
+	return res
+}
+
+// finalUpdate is the completed or failed tool_call_update of a result: its
+// text, a diff for every changed file, the locations, the final arguments
+// and the tool's details.
+func finalUpdate(id string, args json.RawMessage, res tools.Result) *rpc.ToolCallUpdate {
+	u := &rpc.ToolCallUpdate{
+		ToolCallID: id,
+		Status:     rpc.ToolStatusCompleted,
+		Content:    []rpc.ToolCallContent{},
+		Locations:  []rpc.ToolCallLocation{},
+		RawInput:   rawJSON(args),
+	}
+	if res.IsError {
+		u.Status = rpc.ToolStatusFailed
+	}
+	for _, c := range res.Content {
+		u.Content = append(u.Content, rpc.TextContent(c.Text))
+	}
+	for _, ch := range res.Changes {
+		u.Content = append(u.Content, rpc.DiffContent(ch.Path, ch.OldText, ch.NewText))
+		u.Locations = append(u.Locations, rpc.ToolCallLocation{Path: ch.Path, Line: max(ch.Line, 1)})
+	}
+	if raw, err := json.Marshal(res.Details); err == nil {
+		u.RawOutput = raw
+	}
+	return u
+}
+
+// rawJSON returns args as JSON for rawInput, {} when empty or invalid.
+func rawJSON(args json.RawMessage) json.RawMessage {
+	if len(args) == 0 || !json.Valid(args) {
+		return json.RawMessage(`{}`)
+	}
+	return args
+}
