@@ -1,0 +1,130 @@
+// Package models talks to language-model providers for the agent loop:
+// Anthropic's Messages API and OpenAI-compatible Chat Completions (which also
+// serves Ollama, vLLM, llama.cpp and LM Studio through a base URL), both
+// streaming, behind one provider-neutral [Model] interface.
+package models
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Model streams one model response.
+type Model interface {
+	// Name is "provider/model", e.g. "anthropic/claude-sonnet-4-5".
+	Name() string
+	// Stream sends req and calls on for every event of the response, in
+	// order, from the calling goroutine. It returns when the response is
+	// complete (after an EventDone), when ctx ends (ctx.Err()), or on an
+	// error that retries could not overcome. An error names the provider
+	// and, for HTTP failures, the status and the provider's message.
+	Stream(ctx context.Context, req Request, on func(Event)) error
+}
+
+// Request is one model request: the whole conversation so far.
+type Request struct {
+	System   string
+	Messages []Message
+	Tools    []ToolSpec
+	// MaxTokens bounds the response; 0 means the provider default chosen by
+	// this package.
+	MaxTokens int
+}
+
+// Roles of a message.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Message is one turn of the conversation. Tool results are sent in a user
+// message (Anthropic's convention); the OpenAI provider maps them to "tool"
+// messages.
+type Message struct {
+	Role  string `json:"role"`
+	Parts []Part `json:"parts"`
+}
+
+// Part kinds.
+const (
+	PartText       = "text"
+	PartThinking   = "thinking"
+	PartImage      = "image"
+	PartToolCall   = "tool_call"
+	PartToolResult = "tool_result"
+)
+
+// Part is one piece of a message; Kind selects the fields that apply:
+//
+//	text         Text
+//	thinking     Text, Signature (Anthropic's signature, replayed verbatim)
+//	image        MimeType, Data (base64)
+//	tool_call    ToolCallID, ToolName, Args (assistant messages)
+//	tool_result  ToolCallID, Text, IsError (user messages)
+type Part struct {
+	Kind       string          `json:"kind"`
+	Text       string          `json:"text,omitempty"`
+	Signature  string          `json:"signature,omitempty"`
+	MimeType   string          `json:"mimeType,omitempty"`
+	Data       string          `json:"data,omitempty"`
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	ToolName   string          `json:"toolName,omitempty"`
+	Args       json.RawMessage `json:"args,omitempty"`
+	IsError    bool            `json:"isError,omitempty"`
+}
+
+// ToolSpec describes a tool to the model.
+type ToolSpec struct {
+	Name        string
+	Description string
+	Schema      json.RawMessage
+}
+
+// Event kinds.
+const (
+	// EventText carries Text, a piece of the answer.
+	EventText = "text"
+	// EventThinking carries Text, a piece of visible reasoning (and, at its
+	// end, Signature where the provider gives one).
+	EventThinking = "thinking"
+	// EventToolStart announces tool call Index with its ToolCallID and
+	// ToolName, as soon as the model starts emitting it.
+	EventToolStart = "tool_start"
+	// EventToolDelta carries ArgsDelta, the next bytes of tool call Index's
+	// JSON arguments, split wherever the provider split them.
+	EventToolDelta = "tool_delta"
+	// EventToolEnd says tool call Index's arguments are complete.
+	EventToolEnd = "tool_end"
+	// EventUsage carries token counts so far.
+	EventUsage = "usage"
+	// EventDone ends the response with StopReason.
+	EventDone = "done"
+)
+
+// Stop reasons, provider-neutral.
+const (
+	StopEndTurn   = "end_turn"
+	StopToolUse   = "tool_use"
+	StopMaxTokens = "max_tokens"
+	StopRefusal   = "refusal"
+)
+
+// Event is one streamed event of a response.
+type Event struct {
+	Kind       string
+	Text       string
+	Signature  string
+	Index      int
+	ToolCallID string
+	ToolName   string
+	ArgsDelta  string
+	Usage      Usage
+	StopReason string
+}
+
+// Usage counts tokens. ContextWindow is the model's context size when known.
+type Usage struct {
+	InputTokens   int64
+	OutputTokens  int64
+	ContextWindow int64
+}
