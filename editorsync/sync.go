@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -146,6 +147,8 @@ type Sync struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
+	// npending is the number of paths in the burst in progress.
+	npending atomic.Int64
 
 	// mu guards the watch state below. Lock order: mu, then callMu, then
 	// Documents.mu.
@@ -358,6 +361,7 @@ func (s *Sync) loop() {
 		s.flush(pend)
 		pend = map[string]*pending{}
 		first = time.Time{}
+		s.npending.Store(0)
 	}
 	for {
 		select {
@@ -384,6 +388,7 @@ func (s *Sync) loop() {
 			if first.IsZero() {
 				first = now
 			}
+			s.npending.Store(int64(len(pend)))
 			timer.Reset(max(0, min(s.quiet, first.Add(s.maxDelay).Sub(now))))
 		case err, ok := <-s.fw.Errors:
 			if !ok {
