@@ -1,0 +1,717 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestFramingAutoDetectAndReplyFraming(t *testing.T) {
+	bothFramings(t, func(t *testing.T, framing Framing) {
+		p := startPeer(t, framing, &fakeAgent{}, Options{}) // Framing: auto
+		// Leading whitespace before the first message must not confuse detection.
+		p.sendRaw([]byte("\n  \r\n"))
+		p.initialize()
+		m := p.call("_coding-agent/tools/list", map[string]any{})
+		mustContain(t, string(m.Result), `"name":"read"`)
+	})
+}
+
+func TestForcedFramingIgnoresDetection(t *testing.T) {
+	// Forced NDJSON: a Content-Length header is garbage, answered as such.
+	p := startPeer(t, FramingNDJSON, &fakeAgent{}, Options{Framing: FramingNDJSON})
+	p.sendRaw([]byte("Content-Length: 2\n"))
+	m := p.next()
+	if m.Error == nil || m.Error.Code != CodeParseError || string(m.ID) != "null" {
+		t.Fatalf("got %s, want parse error with id null", m.raw)
+	}
+	p.initialize()
+}
+
+func TestMethods(t *testing.T) {
+	for _, test := range []struct {
+		name     string
+		method   string
+		params   any
+		wantCode int64  // 0: success
+		wantText string // substring of the result or of the error message
+	}{
+		{"initialize", "initialize", map[string]any{"protocolVersion": 1}, 0, `"protocolVersion":1`},
+		{"initialize authMethods array", "initialize", map[string]any{"protocolVersion": 1}, 0, `"authMethods":[]`},
+		{"initialize missing version", "initialize", map[string]any{}, CodeInvalidParams, "protocolVersion: required"},
+		{"initialize wrong type", "initialize", map[string]any{"protocolVersion": "one"}, CodeInvalidParams, "protocolVersion: expected a number"},
+		{"new", "session/new", map[string]any{"cwd": "/tmp", "mcpServers": []any{}}, 0, `"sessionId":"s1"`},
+		{"new relative cwd", "session/new", map[string]any{"cwd": "rel", "mcpServers": []any{}}, CodeInvalidParams, "cwd: must be an absolute path"},
+		{"new missing cwd", "session/new", map[string]any{"mcpServers": []any{}}, CodeInvalidParams, "cwd: required"},
+		{"new bad dirs", "session/new", map[string]any{"cwd": "/tmp", "additionalDirectories": []string{"x"}}, CodeInvalidParams, "additionalDirectories[0]"},
+		{"new bad preset", "session/new", map[string]any{"cwd": "/tmp", "_meta": map[string]any{"coding-agent": map[string]any{"preset": "yolo"}}}, CodeInvalidParams, "_meta.coding-agent.preset"},
+		{"new bad tools type", "session/new", map[string]any{"cwd": "/tmp", "_meta": map[string]any{"coding-agent": map[string]any{"tools": "read"}}}, CodeInvalidParams, "_meta.coding-agent.tools"},
+		{"new bad timeout", "session/new", map[string]any{"cwd": "/tmp", "_meta": map[string]any{"coding-agent": map[string]any{"approvalTimeoutSeconds": -1}}}, CodeInvalidParams, "approvalTimeoutSeconds"},
+		{"new params not object", "session/new", []any{"/tmp"}, CodeInvalidParams, "params: must be an object"},
+		{"load", "session/load", map[string]any{"sessionId": "s1", "cwd": "/tmp", "mcpServers": []any{}}, 0, `{}`},
+		{"load unknown", "session/load", map[string]any{"sessionId": "nope", "cwd": "/tmp", "mcpServers": []any{}}, CodeSessionNotFound, `nope`},
+		{"resume missing cwd", "session/resume", map[string]any{"sessionId": "s1"}, CodeInvalidParams, "cwd: required"},
+		{"resume", "session/resume", map[string]any{"sessionId": "s1", "cwd": "/tmp"}, 0, `{}`},
+		{"list", "session/list", nil, 0, `"sessions":[]`},
+		{"close", "session/close", map[string]any{"sessionId": "s1"}, 0, `{}`},
+		{"close unknown", "session/close", map[string]any{"sessionId": "zz"}, CodeSessionNotFound, "zz"},
+		{"close empty id", "session/close", map[string]any{"sessionId": ""}, CodeInvalidParams, "sessionId: must not be empty"},
+		{"set_mode missing mode", "session/set_mode", map[string]any{"sessionId": "s1"}, CodeInvalidParams, "modeId: required"},
+		{"set_mode", "session/set_mode", map[string]any{"sessionId": "s1", "modeId": "read-only"}, 0, `{}`},
+		{"set_config_option bool value", "session/set_config_option", map[string]any{"sessionId": "s1", "configId": "preset", "value": true}, CodeInvalidParams, "value: expected a string"},
+		{"set_config_option", "session/set_config_option", map[string]any{"sessionId": "s1", "configId": "preset", "value": "full-access"}, 0, `"configOptions"`},
+		{"prompt no model", "session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}, CodeNoModel, "no model"},
+		{"prompt missing", "session/prompt", map[string]any{"sessionId": "s1"}, CodeInvalidParams, "prompt: required"},
+		{"prompt bad block", "session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "video"}}}, CodeInvalidParams, "prompt[0].type"},
+		{"prompt block wrong type", "session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "text", "text": 5}}}, CodeInvalidParams, "prompt.text: expected a string"},
+		{"tools/list", "_coding-agent/tools/list", map[string]any{}, 0, `"inputSchema":{"type":"object"}`},
+		{"tools/call standalone", "_coding-agent/tools/call", map[string]any{"name": "read", "arguments": map[string]any{"path": "a"}, "cwd": "/tmp"}, 0, `"isError":false`},
+		{"tools/call no cwd", "_coding-agent/tools/call", map[string]any{"name": "read", "arguments": map[string]any{}}, CodeInvalidParams, "cwd: required when sessionId is absent"},
+		{"tools/call in session", "_coding-agent/tools/call", map[string]any{"name": "read", "arguments": map[string]any{}, "sessionId": "s1"}, 0, `"content":[{"type":"text","text":"ok"}]`},
+		{"tools/call no name", "_coding-agent/tools/call", map[string]any{"cwd": "/tmp"}, CodeInvalidParams, "name: required"},
+		{"tools/call args not object", "_coding-agent/tools/call", map[string]any{"name": "read", "cwd": "/tmp", "arguments": "x"}, CodeInvalidParams, "arguments: must be an object"},
+		{"tools/call bad preset", "_coding-agent/tools/call", map[string]any{"name": "read", "cwd": "/tmp", "preset": "root"}, CodeInvalidParams, "preset: unknown preset"},
+		{"outputs/list", "_coding-agent/outputs/list", nil, 0, `"outputs":[]`},
+		{"outputs/remove neither", "_coding-agent/outputs/remove", map[string]any{}, CodeInvalidParams, "path"},
+		{"outputs/remove both", "_coding-agent/outputs/remove", map[string]any{"path": "/x", "all": true}, CodeInvalidParams, "exactly one"},
+		{"outputs/remove all", "_coding-agent/outputs/remove", map[string]any{"all": true}, 0, `"removed":[]`},
+		{"unknown method", "session/fork", map[string]any{}, CodeMethodNotFound, "session/fork"},
+		{"unknown extension", "_other/thing", nil, CodeMethodNotFound, "_other/thing"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			p := startPeer(t, FramingNDJSON, &fakeAgent{}, Options{})
+			if test.method != "initialize" {
+				p.initialize()
+			}
+			m := p.call(test.method, test.params)
+			if test.wantCode == 0 {
+				if m.Error != nil {
+					t.Fatalf("got error %s", m.raw)
+				}
+				mustContain(t, string(m.Result), test.wantText)
+				return
+			}
+			if m.Error == nil || m.Error.Code != test.wantCode {
+				t.Fatalf("got %s, want error code %d", m.raw, test.wantCode)
+			}
+			mustContain(t, m.Error.Message, test.wantText)
+		})
+	}
+}
+
+func TestErrorData(t *testing.T) {
+	p := startPeer(t, FramingNDJSON, &fakeAgent{}, Options{})
+	p.initialize()
+	m := p.call("session/close", map[string]any{"sessionId": "gone"})
+	if m.Error == nil || string(m.Error.Data) != `{"sessionId":"gone"}` {
+		t.Fatalf("got %s, want data.sessionId", m.raw)
+	}
+	m = p.call("session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{}})
+	if m.Error == nil || !strings.Contains(string(m.Error.Data), `"variables":["CODING_AGENT_MODEL"`) {
+		t.Fatalf("got %s, want data.variables", m.raw)
+	}
+}
+
+func TestNotInitialized(t *testing.T) {
+	a := &fakeAgent{}
+	p := startPeer(t, FramingNDJSON, a, Options{})
+	p.notify("document/didOpen", map[string]any{"sessionId": "s1", "uri": "file:///a", "version": 1, "text": "x"})
+	m := p.call("session/new", map[string]any{"cwd": "/tmp"})
+	if m.Error == nil || m.Error.Code != CodeInvalidRequest || !strings.Contains(m.Error.Message, "not initialized") {
+		t.Fatalf("got %s, want -32600 not initialized", m.raw)
+	}
+	p.initialize()
+	if got := a.seen(); len(got) != 0 {
+		t.Fatalf("notification before initialize reached the agent: %v", got)
+	}
+	m = p.call("session/new", map[string]any{"cwd": "/tmp"})
+	if m.Error != nil {
+		t.Fatalf("after initialize: %s", m.raw)
+	}
+}
+
+func TestFailedInitializeKeepsGate(t *testing.T) {
+	a := &fakeAgent{initialize: func(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error) {
+		if req.ProtocolVersion == 99 {
+			return nil, InvalidParams("protocolVersion", "boom")
+		}
+		return &InitializeResponse{ProtocolVersion: 1}, nil
+	}}
+	p := startPeer(t, FramingNDJSON, a, Options{})
+	// Pipelined: session/new is sent before initialize has answered.
+	initID := p.request("initialize", map[string]any{"protocolVersion": 99})
+	newID := p.request("session/new", map[string]any{"cwd": "/tmp"})
+	if m := p.response(initID, nil); m.Error == nil {
+		t.Fatalf("initialize: got %s, want error", m.raw)
+	}
+	if m := p.response(newID, nil); m.Error == nil || m.Error.Code != CodeInvalidRequest {
+		t.Fatalf("session/new after failed initialize: got %s, want -32600", m.raw)
+	}
+	p.initialize()
+	if m := p.call("session/new", map[string]any{"cwd": "/tmp"}); m.Error != nil {
+		t.Fatalf("after retry: %s", m.raw)
+	}
+}
+
+func TestPipelinedRequestWaitsForInitialize(t *testing.T) {
+	release := make(chan struct{})
+	a := &fakeAgent{initialize: func(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error) {
+		<-release
+		return &InitializeResponse{ProtocolVersion: 1}, nil
+	}}
+	p := startPeer(t, FramingNDJSON, a, Options{})
+	initID := p.request("initialize", map[string]any{"protocolVersion": 1})
+	newID := p.request("session/new", map[string]any{"cwd": "/tmp"})
+	close(release)
+	if m := p.response(initID, nil); m.Error != nil {
+		t.Fatal(string(m.raw))
+	}
+	if m := p.response(newID, nil); m.Error != nil {
+		t.Fatalf("pipelined session/new: %s", m.raw)
+	}
+}
+
+func TestUnknownNotificationIgnored(t *testing.T) {
+	a := &fakeAgent{}
+	p := startPeer(t, FramingNDJSON, a, Options{})
+	p.initialize()
+	p.notify("_vendor/thing", map[string]any{"x": 1})
+	p.notify("$/progress", nil)
+	p.notify("document/didSave", map[string]any{"uri": "file:///a"}) // invalid: no sessionId
+	p.notify("document/didSave", map[string]any{"sessionId": "s1", "uri": "file:///b"})
+	m := p.call("session/list", nil) // the next message must be this answer
+	if m.Error != nil {
+		t.Fatal(string(m.raw))
+	}
+	if got := a.seen(); len(got) != 1 || got[0] != "save file:///b" {
+		t.Fatalf("agent saw %v, want only the valid didSave", got)
+	}
+	mustContain(t, p.logs.String(), "sessionId: required")
+}
+
+func TestMalformedInput(t *testing.T) {
+	bothFramings(t, func(t *testing.T, framing Framing) {
+		a := &fakeAgent{}
+		p := startPeer(t, framing, a, Options{Framing: framing})
+		p.initialize()
+		cases := []struct {
+			body string
+			code int64
+			id   string
+		}{
+			{`{"jsonrpc":"2.0","id":1,"method":`, CodeParseError, "null"},
+			{`not json at all`, CodeParseError, "null"},
+			{`[{"jsonrpc":"2.0","id":7,"method":"session/list"},{"jsonrpc":"2.0","id":8,"method":"session/list"}]`, CodeInvalidRequest, "null"},
+			{`[]`, CodeInvalidRequest, "null"},
+			{`42`, CodeInvalidRequest, "null"},
+			{`{"jsonrpc":"2.0","id":3}`, CodeInvalidRequest, "3"},
+			{`{"jsonrpc":"1.0","id":4,"method":"session/list"}`, CodeInvalidRequest, "4"},
+			{`{"id":"five","method":"session/list"}`, CodeInvalidRequest, `"five"`},
+			{`{"jsonrpc":"2.0","id":1.5,"method":"session/list"}`, CodeInvalidRequest, "null"},
+			{`{"jsonrpc":"2.0","id":6,"method":""}`, CodeInvalidRequest, "6"},
+			{`{"jsonrpc":"2.0","id":9,"method":5}`, CodeInvalidRequest, "9"},
+		}
+		for i := 0; i < 1000; i++ {
+			c := cases[i%len(cases)]
+			p.send(c.body)
+			m := p.next()
+			if m.Error == nil || m.Error.Code != c.code || string(m.ID) != c.id {
+				t.Fatalf("message %d %q: got %s, want code %d id %s", i, c.body, m.raw, c.code, c.id)
+			}
+		}
+		if m := p.call("session/list", nil); m.Error != nil {
+			t.Fatalf("valid request after malformed input: %s", m.raw)
+		}
+		if framing == FramingNDJSON {
+			// Blank lines are skipped silently.
+			p.sendRaw([]byte("\n\n   \r\n\t\n"))
+		}
+		if m := p.call("session/list", nil); m.Error != nil {
+			t.Fatal(string(m.raw))
+		}
+	})
+}
+
+func TestBatchNotExecuted(t *testing.T) {
+	a := &fakeAgent{}
+	p := startPeer(t, FramingNDJSON, a, Options{})
+	p.initialize()
+	p.send(`[{"jsonrpc":"2.0","method":"document/didSave","params":{"sessionId":"s1","uri":"file:///x"}}]`)
+	m := p.next()
+	if m.Error == nil || m.Error.Code != CodeInvalidRequest {
+		t.Fatalf("got %s", m.raw)
+	}
+	p.call("session/list", nil)
+	if got := a.seen(); len(got) != 0 {
+		t.Fatalf("batch member executed: %v", got)
+	}
+}
+
+func TestOversizedMessage(t *testing.T) {
+	bothFramings(t, func(t *testing.T, framing Framing) {
+		p := startPeer(t, framing, &fakeAgent{}, Options{Framing: framing, MaxMessageBytes: 1024})
+		p.initialize()
+		big := encodeRequest(50, "_coding-agent/tools/call", map[string]any{"name": "read", "cwd": "/tmp", "arguments": map[string]any{"x": strings.Repeat("a", 5000)}})
+		p.send(big)
+		m := p.next()
+		if m.Error == nil || m.Error.Code != CodeInvalidRequest || string(m.ID) != "null" {
+			t.Fatalf("got %s, want -32600 with id null", m.raw)
+		}
+		mustContain(t, m.Error.Message, "exceeds the limit of 1024 bytes")
+		if m := p.call("session/list", nil); m.Error != nil {
+			t.Fatalf("after oversize: %s", m.raw)
+		}
+	})
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	started := make(chan struct{})
+	release := make(chan struct{})
+	a := &fakeAgent{prompt: func(ctx context.Context, req *PromptRequest) (*PromptResponse, error) {
+		close(started)
+		<-release
+		return &PromptResponse{StopReason: StopEndTurn}, nil
+	}}
+	p := startPeer(t, FramingNDJSON, a, Options{})
+	p.initialize()
+	slow := p.request("session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{}})
+	<-started
+	// The slow prompt must not block another call or initialize.
+	if m := p.call("_coding-agent/tools/call", map[string]any{"name": "read", "cwd": "/tmp"}); m.Error != nil {
+		t.Fatal(string(m.raw))
+	}
+	if m := p.call("initialize", map[string]any{"protocolVersion": 1}); m.Error != nil {
+		t.Fatal(string(m.raw))
+	}
+	close(release)
+	m := p.response(slow, nil)
+	mustContain(t, string(m.Result), `"stopReason":"end_turn"`)
+}
+
+func TestNotificationOrder(t *testing.T) {
+	bothFramings(t, func(t *testing.T, framing Framing) {
+		a := &fakeAgent{}
+		p := startPeer(t, framing, a, Options{})
+		p.initialize()
+		for v := 1; v <= 100; v++ {
+			p.notify("document/didChange", map[string]any{"sessionId": "s1", "uri": "file:///a", "version": v,
+				"contentChanges": []any{map[string]any{"text": fmt.Sprint(v)}}})
+		}
+		p.call("session/list", nil)
+		got := a.seen()
+		if len(got) != 100 {
+			t.Fatalf("saw %d notifications before the later call's answer, want 100", len(got))
+		}
+		for i, ev := range got {
+			if want := fmt.Sprintf("change file:///a %d", i+1); ev != want {
+				t.Fatalf("notification %d: got %q, want %q", i, ev, want)
+			}
+		}
+	})
+}
+
+func TestCallbackDuringRequest(t *testing.T) {
+	bothFramings(t, func(t *testing.T, framing Framing) {
+		a := &fakeAgent{}
+		a.prompt = func(ctx context.Context, req *PromptRequest) (*PromptResponse, error) {
+			if err := a.client.SessionUpdate(ctx, &SessionNotification{SessionID: req.SessionID,
+				Update: &ToolCall{ToolCallID: "c1", Title: "Edit a.txt", Kind: ToolKindEdit, Status: ToolStatusPending}}); err != nil {
+				return nil, err
+			}
+			resp, err := a.client.RequestPermission(ctx, &RequestPermissionRequest{
+				SessionID: req.SessionID,
+				ToolCall:  ToolCallUpdate{ToolCallID: "c1", Title: "Edit a.txt"},
+				Options: []PermissionOption{{OptionID: "allow_once", Name: "Allow once", Kind: PermissionAllowOnce},
+					{OptionID: "reject_once", Name: "Reject", Kind: PermissionRejectOnce}},
+			})
+			if err != nil {
+				return nil, err
+			}
+			return &PromptResponse{StopReason: resp.Outcome.OptionID}, nil
+		}
+		p := startPeer(t, framing, a, Options{})
+		p.initialize()
+		id := p.request("session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{}})
+		var sawUpdate bool
+		m := p.response(id, func(m wireMsg) {
+			switch m.Method {
+			case "session/update":
+				sawUpdate = true
+				mustContain(t, string(m.Params), `"sessionUpdate":"tool_call"`)
+			case "session/request_permission":
+				if !sawUpdate {
+					t.Errorf("permission request before the tool_call update")
+				}
+				// Ids of the two directions are independent: answer while
+				// our own request with a possibly equal id is pending.
+				p.answer(m, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}})
+			default:
+				t.Fatalf("unexpected %s", m.raw)
+			}
+		})
+		if m.Error != nil || !strings.Contains(string(m.Result), "allow_once") {
+			t.Fatalf("got %s", m.raw)
+		}
+	})
+}
+
+func TestRequestPermissionAnswers(t *testing.T) {
+	for _, test := range []struct {
+		name    string
+		answer  string // raw JSON-RPC response members after "id"
+		want    string // substring of the prompt result (stopReason carries the outcome)
+		wantErr string
+	}{
+		{"selected", `"result":{"outcome":{"outcome":"selected","optionId":"reject_once"}}`, "selected reject_once", ""},
+		{"cancelled", `"result":{"outcome":{"outcome":"cancelled"}}`, "cancelled", ""},
+		{"error answer", `"error":{"code":-32000,"message":"user closed"}`, "", "user closed"},
+		{"selected without option", `"result":{"outcome":{"outcome":"selected"}}`, "", "optionId is missing"},
+		{"unknown outcome", `"result":{"outcome":{"outcome":"maybe"}}`, "", `"maybe"`},
+		{"not an object", `"result":5`, "", "decoding answer"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			a := &fakeAgent{}
+			a.prompt = func(ctx context.Context, req *PromptRequest) (*PromptResponse, error) {
+				resp, err := a.client.RequestPermission(ctx, &RequestPermissionRequest{SessionID: "s1", ToolCall: ToolCallUpdate{ToolCallID: "c"}})
+				if err != nil {
+					var e *Error
+					if errors.As(err, &e) {
+						return nil, fmt.Errorf("client error %d: %w", e.Code, err)
+					}
+					return nil, err
+				}
+				return &PromptResponse{StopReason: resp.Outcome.Outcome + " " + resp.Outcome.OptionID}, nil
+			}
+			p := startPeer(t, FramingNDJSON, a, Options{})
+			p.initialize()
+			id := p.request("session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{}})
+			m := p.response(id, func(m wireMsg) {
+				p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,%s}`, m.ID, test.answer))
+			})
+			if test.wantErr != "" {
+				if m.Error == nil {
+					t.Fatalf("got %s, want error", m.raw)
+				}
+				mustContain(t, m.Error.Message, test.wantErr)
+				return
+			}
+			mustContain(t, string(m.Result), test.want)
+		})
+	}
+}
+
+func TestIncomingCancel(t *testing.T) {
+	for _, test := range []struct {
+		name   string
+		id     string
+		cancel string
+	}{
+		{"acp", `21`, `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":21}}`},
+		{"lsp", `22`, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":22}}`},
+		{"acp string id", `"abc"`, `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"abc"}}`},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			started := make(chan struct{})
+			a := &fakeAgent{toolsCall: func(ctx context.Context, req *ToolsCallRequest) (*ToolsCallResponse, error) {
+				close(started)
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}}
+			p := startPeer(t, FramingNDJSON, a, Options{})
+			p.initialize()
+			p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"_coding-agent/tools/call","params":{"name":"bash","cwd":"/tmp"}}`, test.id))
+			<-started
+			p.send(test.cancel)
+			m := p.next()
+			if string(m.ID) != test.id || m.Error == nil || m.Error.Code != CodeRequestCancelled {
+				t.Fatalf("got %s, want -32800 for id %s", m.raw, test.id)
+			}
+		})
+	}
+}
+
+func TestCancelBeforeHandlerRuns(t *testing.T) {
+	// The cancel arrives right behind the request on the wire; it must
+	// still find the request (registered before the read loop moves on).
+	for i := 0; i < 50; i++ {
+		a := &fakeAgent{toolsCall: func(ctx context.Context, req *ToolsCallRequest) (*ToolsCallResponse, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}}
+		p := startPeer(t, FramingNDJSON, a, Options{})
+		p.initialize()
+		p.sendRaw([]byte(`{"jsonrpc":"2.0","id":5,"method":"_coding-agent/tools/call","params":{"name":"x","cwd":"/"}}` + "\n" +
+			`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":5}}` + "\n"))
+		if m := p.next(); m.Error == nil || m.Error.Code != CodeRequestCancelled {
+			t.Fatalf("got %s", m.raw)
+		}
+	}
+}
+
+func TestOutgoingCancel(t *testing.T) {
+	bothFramings(t, func(t *testing.T, framing Framing) {
+		a := &fakeAgent{}
+		var mu sync.Mutex
+		turns := map[string]context.CancelFunc{}
+		a.cancel = func(ctx context.Context, n *CancelNotification) {
+			mu.Lock()
+			defer mu.Unlock()
+			if c := turns[n.SessionID]; c != nil {
+				c()
+			}
+		}
+		a.prompt = func(ctx context.Context, req *PromptRequest) (*PromptResponse, error) {
+			turn, cancel := context.WithCancel(ctx)
+			defer cancel()
+			mu.Lock()
+			turns[req.SessionID] = cancel
+			mu.Unlock()
+			_, err := a.client.RequestPermission(turn, &RequestPermissionRequest{SessionID: req.SessionID, ToolCall: ToolCallUpdate{ToolCallID: "c"}})
+			if !errors.Is(err, context.Canceled) {
+				return nil, fmt.Errorf("RequestPermission returned %v, want context.Canceled", err)
+			}
+			return &PromptResponse{StopReason: StopCancelled}, nil
+		}
+		p := startPeer(t, framing, a, Options{})
+		p.initialize()
+		id := p.request("session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{}})
+		var permID string
+		var sawCancel bool
+		m := p.response(id, func(m wireMsg) {
+			switch m.Method {
+			case "session/request_permission":
+				permID = string(m.ID)
+				p.notify("session/cancel", map[string]any{"sessionId": "s1"})
+			case "$/cancel_request":
+				var params struct{ RequestID json.RawMessage }
+				json.Unmarshal(m.Params, &params)
+				if string(params.RequestID) != permID {
+					t.Errorf("$/cancel_request for %s, want %s", params.RequestID, permID)
+				}
+				sawCancel = true
+			default:
+				t.Errorf("unexpected %s", m.raw)
+			}
+		})
+		if m.Error != nil || !strings.Contains(string(m.Result), "cancelled") {
+			t.Fatalf("got %s", m.raw)
+		}
+		if !sawCancel {
+			t.Fatalf("no $/cancel_request sent for the abandoned permission request")
+		}
+	})
+}
+
+func TestHandlerPanic(t *testing.T) {
+	a := &fakeAgent{toolsCall: func(ctx context.Context, req *ToolsCallRequest) (*ToolsCallResponse, error) {
+		panic("kaboom")
+	}, didChange: func(ctx context.Context, n *DidChangeNotification) { panic("notification kaboom") }}
+	p := startPeer(t, FramingNDJSON, a, Options{})
+	p.initialize()
+	m := p.call("_coding-agent/tools/call", map[string]any{"name": "read", "cwd": "/tmp"})
+	if m.Error == nil || m.Error.Code != CodeInternal {
+		t.Fatalf("got %s, want -32603", m.raw)
+	}
+	mustContain(t, m.Error.Message, "kaboom")
+	p.notify("document/didChange", map[string]any{"sessionId": "s1", "uri": "u", "version": 1, "contentChanges": []any{}})
+	if m := p.call("session/list", nil); m.Error != nil {
+		t.Fatalf("connection broken after panic: %s", m.raw)
+	}
+	mustContain(t, p.logs.String(), "notification kaboom")
+	mustContain(t, p.logs.String(), "handler panic")
+}
+
+func TestErrorMapping(t *testing.T) {
+	for _, test := range []struct {
+		name string
+		err  error
+		code int64
+	}{
+		{"plain", errBoom, CodeInternal},
+		{"wrapped plain", fmt.Errorf("x: %w", errBoom), CodeInternal},
+		{"zero code", &Error{Message: "zero"}, CodeInternal},
+		{"out of range code", &Error{Code: 1 << 40, Message: "big"}, CodeInternal},
+		{"coded", &Error{Code: -32001, Message: "custom"}, -32001},
+		{"wrapped coded", fmt.Errorf("ctx: %w", SessionNotFound("x")), CodeSessionNotFound},
+		{"canceled", context.Canceled, CodeRequestCancelled},
+		{"deadline", fmt.Errorf("waiting: %w", context.DeadlineExceeded), CodeRequestCancelled},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			a := &fakeAgent{toolsCall: func(ctx context.Context, req *ToolsCallRequest) (*ToolsCallResponse, error) {
+				return nil, test.err
+			}}
+			p := startPeer(t, FramingNDJSON, a, Options{})
+			p.initialize()
+			m := p.call("_coding-agent/tools/call", map[string]any{"name": "read", "cwd": "/tmp"})
+			if m.Error == nil || m.Error.Code != test.code {
+				t.Fatalf("got %s, want code %d", m.raw, test.code)
+			}
+		})
+	}
+}
+
+// TestAsyncContextCrashRegression drives many calls whose handlers derive
+// cancellable contexts, with cancellations racing them. go.lsp.dev/jsonrpc2
+// v1.0.1 panics ("cannot create context from nil parent") when a context
+// derived from its pooled request context outlives a synchronous handler;
+// our dispatch must never expose that context. Run under -race.
+func TestAsyncContextCrashRegression(t *testing.T) {
+	a := &fakeAgent{toolsCall: func(ctx context.Context, req *ToolsCallRequest) (*ToolsCallResponse, error) {
+		tctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		cctx, cancel2 := context.WithCancel(tctx)
+		go func() { <-cctx.Done() }()
+		cancel2()
+		return &ToolsCallResponse{}, nil
+	}}
+	p := startPeer(t, FramingNDJSON, a, Options{})
+	p.initialize()
+	const n = 2000
+	go func() {
+		for i := 1; i <= n; i++ {
+			p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"_coding-agent/tools/call","params":{"name":"read","cwd":"/"}}`, 1000+i))
+			if i%2 == 0 {
+				p.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":%d}}`, 1000+i))
+			}
+		}
+	}()
+	for i := 0; i < n; i++ {
+		m := p.next()
+		if m.Error != nil && m.Error.Code != CodeRequestCancelled {
+			t.Fatalf("got %s", m.raw)
+		}
+	}
+}
+
+func TestServeEndsOnEOFAndCancelsHandlers(t *testing.T) {
+	started := make(chan struct{})
+	cancelled := make(chan struct{})
+	a := &fakeAgent{toolsCall: func(ctx context.Context, req *ToolsCallRequest) (*ToolsCallResponse, error) {
+		close(started)
+		<-ctx.Done()
+		close(cancelled)
+		return nil, ctx.Err()
+	}}
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	go io.Copy(io.Discard, sr)
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(context.Background(), cr, sw, func(Client) Agent { return a }, Options{})
+	}()
+	io.WriteString(cw, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`+"\n")
+	io.WriteString(cw, `{"jsonrpc":"2.0","id":2,"method":"_coding-agent/tools/call","params":{"name":"bash","cwd":"/"}}`+"\n")
+	<-started
+	cw.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve after EOF = %v, want nil", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("Serve did not return after EOF")
+	}
+	select {
+	case <-cancelled:
+	default:
+		t.Fatal("running handler's context was not cancelled when the connection ended")
+	}
+}
+
+func TestServeReturnsWhenContextEnds(t *testing.T) {
+	cr, cw := io.Pipe()
+	defer cw.Close()
+	sr, sw := io.Pipe()
+	go io.Copy(io.Discard, sr)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, cr, sw, func(Client) Agent { return &fakeAgent{} }, Options{}) }()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Serve = %v, want context.Canceled", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("Serve did not return after ctx ended (reader blocked on input?)")
+	}
+}
+
+func TestServeBoundsShutdownWait(t *testing.T) {
+	// A handler that ignores its context must not hold Serve forever.
+	block := make(chan struct{})
+	defer close(block)
+	started := make(chan struct{})
+	a := &fakeAgent{toolsCall: func(ctx context.Context, req *ToolsCallRequest) (*ToolsCallResponse, error) {
+		close(started)
+		<-block
+		return nil, errBoom
+	}}
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	go io.Copy(io.Discard, sr)
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(context.Background(), cr, sw, func(Client) Agent { return a }, Options{ShutdownTimeout: 50 * time.Millisecond})
+	}()
+	io.WriteString(cw, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`+"\n")
+	io.WriteString(cw, `{"jsonrpc":"2.0","id":2,"method":"_coding-agent/tools/call","params":{"name":"bash","cwd":"/"}}`+"\n")
+	<-started
+	cw.Close()
+	select {
+	case <-done:
+	case <-time.After(waitTimeout):
+		t.Fatal("Serve waited for a stuck handler without bound")
+	}
+}
+
+func TestTrace(t *testing.T) {
+	p := startPeer(t, FramingHeader, &fakeAgent{}, Options{})
+	p.initialize()
+	p.send("garbage")
+	p.next()
+	p.call("session/list", nil)
+	tr := p.trace.String()
+	for _, want := range []string{
+		`recv {"id":1,"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":1}}`,
+		`send {"jsonrpc":"2.0","id":1,"result":{`,
+		`recv "garbage"`,
+		`send {"jsonrpc":"2.0","id":null,"error":{"code":-32700`,
+		`"method":"session/list"`,
+	} {
+		mustContain(t, tr, want)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(tr), "\n") {
+		if !strings.HasPrefix(line, "recv ") && !strings.HasPrefix(line, "send ") {
+			t.Fatalf("trace line without direction: %q", line)
+		}
+	}
+}
+
+func TestNotificationsToClient(t *testing.T) {
+	a := &fakeAgent{}
+	a.toolsCall = func(ctx context.Context, req *ToolsCallRequest) (*ToolsCallResponse, error) {
+		err := a.client.FilesChanged(ctx, &FilesChangedNotification{SessionID: "s1", Changes: []FileChange{
+			{Path: "/w/a.txt", URI: "file:///w/a.txt", Kind: ChangeModified, Origin: &ChangeOrigin{ToolCallID: "c1", Tool: "edit"}, Open: true},
+			{Path: "/w/b.txt", URI: "file:///w/b.txt", Kind: ChangeCreated},
+		}})
+		return &ToolsCallResponse{}, err
+	}
+	p := startPeer(t, FramingNDJSON, a, Options{})
+	p.initialize()
+	var got string
+	id := p.request("_coding-agent/tools/call", map[string]any{"name": "edit", "sessionId": "s1"})
+	p.response(id, func(m wireMsg) { got = string(m.raw) })
+	want := `{"jsonrpc":"2.0","method":"_coding-agent/files_changed","params":{"sessionId":"s1","changes":[` +
+		`{"path":"/w/a.txt","uri":"file:///w/a.txt","kind":"modified","origin":{"toolCallId":"c1","tool":"edit"},"open":true},` +
+		`{"path":"/w/b.txt","uri":"file:///w/b.txt","kind":"created","origin":null,"open":false}]}}`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
