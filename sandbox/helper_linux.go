@@ -1,0 +1,550 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// helper is the re-executed process: PID 1 of the sandbox's namespaces (or,
+// in the degraded mode, a subreaper). Only the goroutine that starts bash
+// runs on a restricted thread; the others keep the rights the helper needs
+// to clean up after bash.
+type helper struct {
+	cfg    helperConfig
+	masked []string // directories covered by a private tmpfs
+	// locks are shared flocks on placeholders this helper mounted; a
+	// placeholder is removed only when nobody holds one.
+	locks []int
+	// extraProtected are missing paths that someone else created before
+	// the helper could place a placeholder; they are mounted read-only.
+	extraProtected []string
+	bash           int
+}
+
+func helperMain() int {
+	f := os.NewFile(helperConfigFD, "sandbox-config")
+	h := &helper{}
+	err := json.NewDecoder(f).Decode(&h.cfg)
+	f.Close()
+	if err != nil {
+		return fail("config", err)
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, parentDeathSignal)
+	if h.cfg.Namespaces {
+		if err := h.setupMounts(); err != nil {
+			h.removePlaceholders()
+			return fail("mounts", err)
+		}
+		if err := loUp(); err != nil {
+			h.removePlaceholders()
+			return fail("loopback", err)
+		}
+	} else if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fail("subreaper", err)
+	}
+	// Nothing inside may read the helper's memory or open its /proc files.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		h.epilogue()
+		return fail("dumpable", err)
+	}
+	started := make(chan error, 1)
+	go h.startRestricted(started)
+	if err := <-started; err != nil {
+		h.epilogue()
+		var ee *exec.Error
+		if errors.As(err, &ee) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			fmt.Fprintf(os.Stderr, "sandbox: cannot start bash: %v\n", err)
+			return exitExec
+		}
+		return fail("restrict", err)
+	}
+	go func() {
+		for sig := range sigs {
+			if sig == parentDeathSignal {
+				h.killAll(unix.SIGKILL)
+			} else {
+				h.killAll(sig.(syscall.Signal)) // cancel: pass it on, SIGKILL follows
+			}
+		}
+	}()
+	code := h.wait()
+	h.epilogue()
+	return code
+}
+
+func fail(step string, err error) int {
+	fmt.Fprintf(os.Stderr, "sandbox: %s: %v\n", step, err)
+	return exitSetup
+}
+
+// startRestricted restricts its own locked thread and starts bash from it,
+// so that bash inherits the restrictions. It never unlocks: the thread ends
+// with the goroutine and no other code ever runs on it.
+func (h *helper) startRestricted(done chan<- error) {
+	runtime.LockOSThread()
+	if err := landlockRestrictThread(h.rules(), !h.cfg.Namespaces); err != nil {
+		done <- err
+		return
+	}
+	if err := seccompRestrictThread(!h.cfg.Namespaces); err != nil {
+		done <- err
+		return
+	}
+	if err := dropCaps(); err != nil {
+		done <- err
+		return
+	}
+	cmd := exec.Command("/bin/bash", "-c", h.cfg.Script)
+	cmd.Env, cmd.Dir = h.cfg.Env, h.cfg.Dir
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	// A new session: no controlling terminal (no TIOCSTI injection), and
+	// one process group to signal.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		done <- err
+		return
+	}
+	h.bash = cmd.Process.Pid
+	done <- nil
+}
+
+// wait reaps until bash exits, then kills and reaps everything else, and
+// returns bash's exit code.
+func (h *helper) wait() int {
+	code := exitSetup
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			break
+		}
+		if pid == h.bash {
+			if ws.Signaled() {
+				code = 128 + int(ws.Signal())
+			} else {
+				code = ws.ExitStatus()
+			}
+			break
+		}
+	}
+	h.killRest()
+	return code
+}
+
+// killAll sends sig to every process of the sandbox.
+func (h *helper) killAll(sig unix.Signal) {
+	if h.cfg.Namespaces {
+		// As PID 1 of the namespace, -1 means every other process in it.
+		unix.Kill(-1, sig)
+		return
+	}
+	if h.bash > 0 {
+		unix.Kill(-h.bash, sig)
+	}
+	for _, pid := range h.orphans() {
+		unix.Kill(pid, sig)
+	}
+}
+
+// killRest kills and reaps every process left once bash is gone: setsid
+// daemons and double forks included.
+func (h *helper) killRest() {
+	for {
+		h.killAll(unix.SIGKILL)
+		var ws unix.WaitStatus
+		_, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.ECHILD {
+			if !h.cfg.Namespaces && len(h.orphans()) > 0 {
+				continue
+			}
+			return
+		}
+	}
+}
+
+// orphans lists the helper's children (the subreaper inherits every
+// orphan of the command) in the degraded mode.
+func (h *helper) orphans() []int {
+	self := strconv.Itoa(os.Getpid())
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 1 && f[1] == self {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// epilogue runs when nothing of the command is left: new `.git` entries
+// are quarantined and placeholders removed.
+func (h *helper) epilogue() {
+	known := concat(h.cfg.GitNames, h.cfg.Protected, h.cfg.Missing)
+	if h.cfg.Preset == WorkspaceWrite {
+		moved, err := quarantineNewGit(h.cfg.Roots, known)
+		for _, m := range moved {
+			fmt.Fprintf(os.Stderr, "sandbox: the command created %s, which is protected storage; it was renamed to %s\n",
+				m[:strings.LastIndex(m, quarantineSuffix)], m)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "sandbox: %v\n", err)
+		}
+	}
+	h.removePlaceholders()
+	if !h.cfg.Namespaces && h.cfg.Temp != "" {
+		os.RemoveAll(h.cfg.Temp)
+	}
+}
+
+func (h *helper) removePlaceholders() {
+	if h.cfg.Namespaces {
+		for _, p := range h.cfg.Missing {
+			unix.Unmount(p, unix.MNT_DETACH)
+		}
+	}
+	for _, fd := range h.locks {
+		unix.Close(fd)
+	}
+	h.locks = nil
+	removePlaceholders(h.cfg.Missing)
+}
+
+// rules is the Landlock ruleset: read everywhere, write to the private
+// temp, the few devices, and the writable roots.
+func (h *helper) rules() []llRule {
+	rules := []llRule{{path: "/", access: llRead}}
+	for _, f := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"} {
+		rules = append(rules, llRule{path: f, access: llAll, file: true})
+	}
+	if h.cfg.Namespaces {
+		for _, d := range h.masked {
+			rules = append(rules, llRule{path: d, access: llAll})
+		}
+		if h.cfg.Preset == WorkspaceWrite {
+			for _, r := range h.cfg.Roots {
+				rules = append(rules, llRule{path: r, access: llAll})
+			}
+		}
+		return rules
+	}
+	rules = append(rules, llRule{path: h.cfg.Temp, access: llAll})
+	if h.cfg.Preset == WorkspaceWrite {
+		prot := concat(h.cfg.Protected, h.cfg.Missing)
+		for _, r := range h.cfg.Roots {
+			rules = append(rules, siblingRules(r, prot)...)
+		}
+	}
+	return rules
+}
+
+// siblingRules protects paths without a mount namespace: every entry of
+// dir is writable except the protected ones; the directories on the way
+// to a protected path stay read-only, so nothing in them can be created,
+// renamed or removed (the cost: no new entries at those levels).
+// Symlinks are never granted: the rule would land on their target.
+func siblingRules(dir string, prot []string) []llRule {
+	var inside []string
+	for _, p := range prot {
+		if strings.HasPrefix(p, dir+"/") {
+			inside = append(inside, p)
+		}
+	}
+	if len(inside) == 0 {
+		return []llRule{{path: dir, access: llAll}}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var rules []llRule
+	for _, e := range ents {
+		full := filepath.Join(dir, e.Name())
+		switch {
+		case e.Type()&os.ModeSymlink != 0, slices.Contains(inside, full):
+		case e.IsDir():
+			rules = append(rules, siblingRules(full, inside)...)
+		default:
+			rules = append(rules, llRule{path: full, access: llAll, file: true})
+		}
+	}
+	return rules
+}
+
+// dropCaps empties the calling thread's capability sets and bounding set.
+func dropCaps() error {
+	unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+		// EPERM without CAP_SETPCAP (non-root, no user namespace): then
+		// no capability can be gained anyway (no_new_privs is set).
+		unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	if data[0].Effective|data[1].Effective|data[0].Permitted|data[1].Permitted != 0 {
+		return errors.New("capabilities remain after dropping them")
+	}
+	return nil
+}
+
+// setupMounts builds the sandbox's view of the file system.
+func (h *helper) setupMounts() error {
+	c := &h.cfg
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make / private: %w", err)
+	}
+	// Placeholders first, while every path is the host's.
+	for _, p := range c.Missing {
+		if err := h.placeholder(p); err != nil {
+			return err
+		}
+	}
+	// Directories that stay visible although they may lie below a masked
+	// one: held by O_PATH descriptors across the masking.
+	type kept struct {
+		path string
+		rw   bool
+		fd   int
+	}
+	var keep []kept
+	add := func(paths []string, rw bool) error {
+		for _, p := range paths {
+			fd, err := unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				if !rw && errors.Is(err, unix.ENOENT) {
+					continue
+				}
+				return fmt.Errorf("open %s: %w", p, err)
+			}
+			keep = append(keep, kept{p, rw, fd})
+		}
+		return nil
+	}
+	if err := add(c.Roots, true); err != nil {
+		return err
+	}
+	if err := add(c.Visible, false); err != nil {
+		return err
+	}
+	if err := add(c.Keep, false); err != nil {
+		return err
+	}
+	defer func() {
+		for _, k := range keep {
+			unix.Close(k.fd)
+		}
+	}()
+	slices.SortStableFunc(keep, func(a, b kept) int { return strings.Count(a.path, "/") - strings.Count(b.path, "/") })
+	for _, d := range []string{"/tmp", "/var/tmp", "/run", "/dev/shm"} {
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			continue // absent, or a symlink (/var/run): covered by its target
+		}
+		if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+			return fmt.Errorf("private %s: %w", d, err)
+		}
+		h.masked = append(h.masked, d)
+	}
+	var bound []string
+	for _, k := range keep {
+		if !within(k.path, h.masked) || slices.Contains(bound, k.path) || (!k.rw && within(k.path, c.Roots)) {
+			continue
+		}
+		if err := os.MkdirAll(k.path, 0o755); err != nil {
+			return fmt.Errorf("mount point %s: %w", k.path, err)
+		}
+		src := "/proc/self/fd/" + strconv.Itoa(k.fd)
+		if err := unix.Mount(src, k.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s: %w", k.path, err)
+		}
+		if !k.rw {
+			if err := remountRO(k.path); err != nil {
+				return err
+			}
+		}
+		bound = append(bound, k.path)
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	for _, p := range c.Sockets {
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			continue // hidden by a private tmpfs, or gone
+		}
+		if err := unix.Mount("/dev/null", p, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("mask host socket %s: %w", p, err)
+		}
+	}
+	// Pins and read-only binds, shallow first: a mount never hides one
+	// made below it, and a pin below a read-only bind is read-only too.
+	type op struct {
+		path string
+		pin  bool
+	}
+	var ops []op
+	for _, p := range c.Pins {
+		ops = append(ops, op{p, true})
+	}
+	for _, p := range concat(c.Protected, c.Missing, h.extraProtected) {
+		ops = append(ops, op{p, false})
+	}
+	slices.SortStableFunc(ops, func(a, b op) int { return strings.Count(a.path, "/") - strings.Count(b.path, "/") })
+	for _, o := range ops {
+		var st unix.Stat_t
+		if err := unix.Lstat(o.path, &st); err != nil {
+			if errors.Is(err, unix.ENOENT) && !within(o.path, c.Roots) {
+				continue // hidden by a private tmpfs: nothing to protect
+			}
+			return fmt.Errorf("protect %s: %w", o.path, err)
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			return fmt.Errorf("protected path %s became a symlink; refusing to run", o.path)
+		}
+		if err := unix.Mount(o.path, o.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s: %w", o.path, err)
+		}
+		if !o.pin {
+			if err := remountRO(o.path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// remountRO makes the bind mount at p read-only. In a user namespace the
+// remount must keep the flags the mount was locked with.
+func remountRO(p string) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(p, &st); err != nil {
+		return fmt.Errorf("statfs %s: %w", p, err)
+	}
+	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
+	for _, m := range []struct{ st, ms uintptr }{
+		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
+	} {
+		if uintptr(st.Flags)&m.st != 0 {
+			flags |= m.ms
+		}
+	}
+	if err := unix.Mount("", p, "", flags, ""); err != nil {
+		return fmt.Errorf("remount %s read-only: %w", p, err)
+	}
+	return nil
+}
+
+// placeholder occupies the missing protected path p with an empty
+// directory (mode 0555) for the read-only bind mount, and holds a shared
+// flock on it so that a concurrent command does not remove it while this
+// one relies on it.
+func (h *helper) placeholder(p string) error {
+	for range 8 {
+		if err := unix.Mkdir(p, placeholderMode); err != nil && !errors.Is(err, unix.EEXIST) {
+			return fmt.Errorf("placeholder %s: %w", p, err)
+		}
+		fd, err := unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		switch {
+		case errors.Is(err, unix.ENOENT):
+			continue // removed by a finishing command: try again
+		case errors.Is(err, unix.ELOOP):
+			return fmt.Errorf("protected path %s is a symlink; refusing to run", p)
+		case errors.Is(err, unix.ENOTDIR):
+			h.extraProtected = append(h.extraProtected, p) // created meanwhile: protect it as it is
+			return nil
+		case err != nil:
+			return fmt.Errorf("placeholder %s: %w", p, err)
+		}
+		if err := unix.Flock(fd, unix.LOCK_SH); err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("lock placeholder %s: %w", p, err)
+		}
+		if sameFile(fd, p) {
+			h.locks = append(h.locks, fd)
+			return nil
+		}
+		unix.Close(fd)
+	}
+	return fmt.Errorf("placeholder %s: keeps changing", p)
+}
+
+// placeholderMode marks a placeholder (with being an empty directory).
+const placeholderMode = 0o555
+
+func sameFile(fd int, p string) bool {
+	var a, b unix.Stat_t
+	return unix.Fstat(fd, &a) == nil && unix.Lstat(p, &b) == nil && a.Dev == b.Dev && a.Ino == b.Ino
+}
+
+// removePlaceholders removes the placeholders at paths that nobody holds a
+// lock on. It runs in the helper and, as a backstop, in the parent.
+func removePlaceholders(paths []string) {
+	for _, p := range paths {
+		fd, err := unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil && sameFile(fd, p) && isPlaceholderDir(p) {
+			unix.Rmdir(p)
+		}
+		unix.Close(fd)
+	}
+}
+
+func isPlaceholderDir(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.IsDir() && fi.Mode().Perm() == placeholderMode && isEmptyDir(p)
+}
+
+// loUp brings the namespace's loopback interface up, so that servers on
+// the sandbox's own 127.0.0.1 work (go test with httptest).
+func loUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	ifr.SetUint16(unix.IFF_UP | unix.IFF_LOOPBACK | unix.IFF_RUNNING)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}

@@ -1,0 +1,276 @@
+// Package sandbox runs `bash -c COMMAND` inside an OS sandbox.
+//
+// On Linux the program re-executes itself as a helper ([MaybeRunHelper])
+// that becomes PID 1 of new user (when useful), mount, PID, network, IPC and
+// UTS namespaces, makes /tmp, /var/tmp, /dev/shm and /run private, masks the
+// host's unix sockets, mounts protected storage (.git, the agent's data
+// directory) read-only, and then, on one locked thread, sets no_new_privs,
+// applies Landlock (read everywhere, write only to the writable roots and
+// the private temp) and a minimal seccomp filter, drops every capability and
+// runs bash. When bash exits or the command is cancelled, every process of
+// the PID namespace dies.
+//
+// On macOS the command runs under sandbox-exec with a generated Seatbelt
+// profile of the same policy.
+//
+// A [Sandbox] probes once what the kernel allows ([Sandbox.Probe]); a
+// command never silently runs unsandboxed: when the sandbox cannot be set
+// up, [Sandbox.Command] returns an error naming what is missing.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Preset is the write policy of a sandboxed command.
+type Preset string
+
+// The sandboxed presets. full-access is not sandboxed and is not a Preset
+// of this package.
+const (
+	// ReadOnly allows writes only to the command's private temp.
+	ReadOnly Preset = "read-only"
+	// WorkspaceWrite allows writes to the writable roots and the private
+	// temp.
+	WorkspaceWrite Preset = "workspace-write"
+)
+
+// Kinds of sandbox reported by [Sandbox.Probe].
+const (
+	KindLinux        = "linux-userns-landlock"
+	KindLandlockOnly = "landlock-only"
+	KindSeatbelt     = "seatbelt"
+	KindNone         = "none"
+)
+
+// Policy is what one command may do.
+type Policy struct {
+	// Preset is ReadOnly or WorkspaceWrite.
+	Preset Preset
+	// WritableRoots are the directories writable under WorkspaceWrite
+	// (the session cwd first, then additional directories). Under
+	// ReadOnly they stay visible but read-only.
+	WritableRoots []string
+	// Protected are paths kept read-only under every preset, such as the
+	// agent's data directory. A missing protected path inside a writable
+	// root cannot be created. Every `.git` (directory or gitdir file) in
+	// the writable roots, and the gitdir a `.git` file points to, are
+	// protected without being listed.
+	Protected []string
+}
+
+// Options configure a [Sandbox].
+type Options struct {
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// EnvAllow lists environment variable names (or shell patterns such
+	// as "MY_*", matched case-insensitively) that are kept even though
+	// their names look like secrets.
+	EnvAllow []string
+	// ExtraWritable are directories writable under WorkspaceWrite in
+	// addition to the policy's roots, typically toolchain caches outside
+	// the workspace (~/.cache/go-build, ~/.npm). Variables that point a
+	// cache into one of them are kept; otherwise caches are redirected
+	// into the private temp.
+	ExtraWritable []string
+	// KeepVisible are host directories below /tmp, /var/tmp, /run or
+	// /dev/shm that stay visible (read-only) inside the sandbox on Linux,
+	// where those directories are otherwise private and empty.
+	KeepVisible []string
+	// Mode selects the Linux backend: "" or "auto" uses namespaces when
+	// the probe finds them and falls back to the degraded Landlock-only
+	// mode, announced loudly; "full" refuses to run without namespaces;
+	// "landlock-only" forces the degraded mode.
+	Mode string
+	// Executable is the program re-executed as the helper; empty means
+	// /proc/self/exe. Its main (or TestMain) must call [MaybeRunHelper]
+	// first.
+	Executable string
+	// ProbeTimeout bounds the probe; zero means 2 s.
+	ProbeTimeout time.Duration
+}
+
+// Status is the result of the probe.
+type Status struct {
+	// Available reports whether sandboxed commands can run.
+	Available bool `json:"available"`
+	// Kind is KindLinux, KindLandlockOnly, KindSeatbelt or KindNone.
+	Kind string `json:"kind"`
+	// Degraded reports a sandbox weaker than the full one; Reason says
+	// what is lost.
+	Degraded bool `json:"degraded"`
+	// Reason explains a degraded or unavailable sandbox.
+	Reason string `json:"reason,omitempty"`
+	// Missing names the kernel features that are missing.
+	Missing []string `json:"missing,omitempty"`
+	// LandlockABI is the kernel's Landlock ABI version, 0 if none.
+	LandlockABI int `json:"landlockABI"`
+	// Namespaces is "userns" (a user namespace is used), "root-no-userns"
+	// (root without a user namespace) or "" (no namespaces).
+	Namespaces string `json:"namespaces,omitempty"`
+	// Seccomp reports whether seccomp filters are available.
+	Seccomp bool `json:"seccomp"`
+	// Took is how long the probe took.
+	Took time.Duration `json:"tookNs"`
+}
+
+// Sandbox prepares sandboxed commands. It is safe for concurrent use.
+type Sandbox struct {
+	opts Options
+	log  *slog.Logger
+
+	probeOnce sync.Once
+	status    Status
+}
+
+// New returns a Sandbox. It does not probe; the first [Sandbox.Probe] or
+// [Sandbox.Command] does.
+func New(opts Options) *Sandbox {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.ProbeTimeout <= 0 {
+		opts.ProbeTimeout = 2 * time.Second
+	}
+	return &Sandbox{opts: opts, log: log}
+}
+
+// Probe finds out once what the kernel allows, within the probe timeout,
+// and returns the cached result afterwards. A degraded sandbox is logged
+// as a warning.
+func (s *Sandbox) Probe(ctx context.Context) Status {
+	s.probeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ProbeTimeout)
+		defer cancel()
+		t0 := time.Now()
+		s.status = s.probe(ctx)
+		s.status.Took = time.Since(t0)
+		switch {
+		case !s.status.Available:
+			s.log.Error("sandbox unavailable: sandboxed commands will fail", "reason", s.status.Reason, "missing", s.status.Missing)
+		case s.status.Degraded:
+			s.log.Warn("SANDBOX DEGRADED", "kind", s.status.Kind, "reason", s.status.Reason)
+		default:
+			s.log.Info("sandbox ready", "kind", s.status.Kind, "landlockABI", s.status.LandlockABI, "namespaces", s.status.Namespaces, "took", s.status.Took)
+		}
+	})
+	return s.status
+}
+
+// Command prepares `bash -c script` in dir under policy p, with env (the
+// unfiltered environment; it is filtered here). The caller sets Stdout and
+// Stderr, may add Setpgid to SysProcAttr, starts and waits for the command,
+// and then calls cleanup exactly once. Cancelling ctx sends SIGTERM to the
+// helper, which forwards it to every process of the sandbox; SIGKILL
+// follows after 2 s. Killing the returned process kills every process of
+// the sandbox.
+func (s *Sandbox) Command(ctx context.Context, p Policy, script, dir string, env []string) (*exec.Cmd, func(), error) {
+	st := s.Probe(ctx)
+	if !st.Available {
+		return nil, nil, fmt.Errorf("sandbox unavailable (%s): refusing to run the command unsandboxed", st.Reason)
+	}
+	pl, err := s.plan(p, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.command(ctx, st, pl, script, env)
+}
+
+// plan is a validated, canonical policy: everything a backend needs.
+type plan struct {
+	preset Preset
+	dir    string
+	// roots are the writable roots (WorkspaceWrite), canonical.
+	roots []string
+	// visible are the read-only roots (policy roots under ReadOnly, and
+	// dir when it is not in a root), canonical.
+	visible []string
+	// protected are existing protected paths, canonical, no symlinks.
+	protected []string
+	// missing are protected paths inside a writable root that do not
+	// exist: the first missing component of each.
+	missing []string
+	// pins are directories between a writable root and a protected path
+	// inside it, shallow first.
+	pins []string
+	// gitNames are the `.git` entries that existed in the writable roots
+	// before the command; a new one is quarantined after it.
+	gitNames []string
+}
+
+var errNotAbs = errors.New("must be an absolute path")
+
+func (s *Sandbox) plan(p Policy, dir string) (*plan, error) {
+	pl := &plan{preset: p.Preset}
+	switch p.Preset {
+	case ReadOnly, WorkspaceWrite:
+	case "":
+		return nil, errors.New("sandbox policy: preset is empty (want read-only or workspace-write)")
+	default:
+		return nil, fmt.Errorf("sandbox policy: preset %q cannot be sandboxed (want read-only or workspace-write)", p.Preset)
+	}
+	var err error
+	if pl.dir, err = canonDir("dir", dir); err != nil {
+		return nil, err
+	}
+	var roots []string
+	for i, r := range p.WritableRoots {
+		c, err := canonDir(fmt.Sprintf("writable root %d", i), r)
+		if err != nil {
+			return nil, err
+		}
+		roots = append(roots, c)
+	}
+	if p.Preset == WorkspaceWrite {
+		if len(roots) == 0 {
+			return nil, errors.New("sandbox policy: workspace-write needs at least one writable root")
+		}
+		for i, r := range s.opts.ExtraWritable {
+			c, err := canonDir(fmt.Sprintf("extra writable root %d", i), r)
+			if err != nil {
+				return nil, err
+			}
+			roots = append(roots, c)
+		}
+		pl.roots = dedupe(roots)
+	} else {
+		pl.visible = dedupe(roots)
+	}
+	if !within(pl.dir, pl.roots) {
+		pl.visible = dedupe(append(pl.visible, pl.dir))
+	}
+	if err := pl.protect(p.Protected); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// canonDir checks that path is an absolute existing directory and returns
+// it with symlinks resolved, so that mounts and Landlock rules name the
+// real directory.
+func canonDir(field, path string) (string, error) {
+	if !filepath.IsAbs(path) {
+		return "", fmt.Errorf("sandbox policy: %s %q %w", field, path, errNotAbs)
+	}
+	c, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("sandbox policy: %s: %w", field, err)
+	}
+	fi, err := os.Stat(c)
+	if err != nil {
+		return "", fmt.Errorf("sandbox policy: %s: %w", field, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("sandbox policy: %s %q is not a directory", field, path)
+	}
+	return c, nil
+}
