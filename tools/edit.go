@@ -303,22 +303,20 @@ const (
 // and the best few are then scored with all of want's lines.
 func closestRegion(body, want string) (region, bool) {
 	wantLines := strings.Split(strings.ReplaceAll(want, "\r\n", "\n"), "\n")
-	if len(wantLines) > 1 && wantLines[len(wantLines)-1] == "" {
+	// Blank lines around the text say little about where it is.
+	for len(wantLines) > 0 && strings.TrimSpace(wantLines[0]) == "" {
+		wantLines = wantLines[1:]
+	}
+	for len(wantLines) > 0 && strings.TrimSpace(wantLines[len(wantLines)-1]) == "" {
 		wantLines = wantLines[:len(wantLines)-1]
+	}
+	if len(wantLines) == 0 {
+		return region{}, false
 	}
 	if len(wantLines) > maxHintLines {
 		wantLines = wantLines[:maxHintLines]
 	}
-	firstIdx := -1
-	for i, l := range wantLines {
-		if strings.TrimSpace(l) != "" {
-			firstIdx = i
-			break
-		}
-	}
-	if firstIdx < 0 {
-		return region{}, false
-	}
+	const firstIdx = 0
 	key := strings.TrimSpace(wantLines[firstIdx])
 	var sim similarity
 	sim.setKey(key)
@@ -372,12 +370,7 @@ func closestRegion(body, want string) (region, bool) {
 	}
 	var top region
 	for _, c := range best {
-		// Align want's first non-blank line with the candidate line.
 		startLine, startOff := c.line, c.off
-		for k := 0; k < firstIdx && startOff > 0; k++ {
-			startOff = strings.LastIndexByte(body[:startOff-1], '\n') + 1
-			startLine--
-		}
 		got := fileLines(startOff, len(wantLines))
 		score := c.score
 		same := len(got) == len(wantLines)
