@@ -316,8 +316,7 @@ func closestRegion(body, want string) (region, bool) {
 	if len(wantLines) > maxHintLines {
 		wantLines = wantLines[:maxHintLines]
 	}
-	const firstIdx = 0
-	key := strings.TrimSpace(wantLines[firstIdx])
+	key := strings.TrimSpace(wantLines[0])
 	var sim similarity
 	sim.setKey(key)
 

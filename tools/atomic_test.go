@@ -1,0 +1,208 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+)
+
+// umask reads the process umask without changing it.
+func umask(t *testing.T) os.FileMode {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("cannot read the umask: %v", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Umask:"); ok {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return os.FileMode(n)
+		}
+	}
+	t.Skip("no Umask in /proc/self/status")
+	return 0
+}
+
+func mkfifo(t *testing.T, path string) {
+	t.Helper()
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWriteFileAtomicModes(t *testing.T) {
+	dir := t.TempDir()
+	for _, mode := range []os.FileMode{0o600, 0o755, 0o444, 0o640 | os.ModeSetgid} {
+		p := filepath.Join(dir, fmt.Sprintf("f%o", mode))
+		putFile(t, p, "old")
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeFileAtomic(context.Background(), p, []byte("new")); err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := os.Stat(p)
+		if fi.Mode() != mode {
+			t.Errorf("mode %v, want %v", fi.Mode(), mode)
+		}
+		if readBack(t, p) != "new" {
+			t.Error("not replaced")
+		}
+	}
+	assertNoTemp(t, dir)
+}
+
+// countdownCtx is a context that reports cancellation from its n-th Err
+// call on, to cancel a write at a chosen point.
+type countdownCtx struct {
+	context.Context
+	n atomic.Int32
+}
+
+func (c *countdownCtx) Err() error {
+	if c.n.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+func TestWriteFileAtomicCancelled(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789abcdef"), 3*writeChunk/16+7)
+	// Err is called at the start, before each of the 4 chunks and before
+	// the rename: cancel at the start, between chunks, and just before the
+	// rename.
+	for _, n := range []int32{0, 1, 3, 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "f")
+			putFile(t, p, "old")
+			ctx := &countdownCtx{Context: context.Background()}
+			ctx.n.Store(n)
+			err := writeFileAtomic(ctx, p, data)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("got %v, want context.Canceled", err)
+			}
+			if readBack(t, p) != "old" {
+				t.Fatal("target changed")
+			}
+			assertNoTemp(t, dir)
+		})
+	}
+}
+
+func TestWriteFileAtomicRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	mkfifo(t, filepath.Join(dir, "fifo"))
+	if err := writeFileAtomic(context.Background(), filepath.Join(dir, "fifo"), []byte("x")); err == nil {
+		t.Fatal("replaced a named pipe")
+	}
+	if err := writeFileAtomic(context.Background(), dir, []byte("x")); err == nil {
+		t.Fatal("replaced a directory")
+	}
+	assertNoTemp(t, dir)
+}
+
+func TestMkdirAllRemovable(t *testing.T) {
+	dir := t.TempDir()
+	created, err := mkdirAll(filepath.Join(dir, "a", "b", "c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(created) != 3 {
+		t.Fatalf("created %v", created)
+	}
+	removeDirs(created)
+	if _, err := os.Stat(filepath.Join(dir, "a")); err == nil {
+		t.Fatal("created directories not removed")
+	}
+}
+
+const childEnv = "CODING_AGENT_TOOLS_ATOMIC_CHILD"
+
+// TestAtomicWriteChild is the child process of TestWriteKilledMidWrite: it
+// replaces the file alternately with two large contents, announcing each
+// write on stdout, until it is killed.
+func TestAtomicWriteChild(t *testing.T) {
+	path := os.Getenv(childEnv)
+	if path == "" {
+		t.Skip("child process of TestWriteKilledMidWrite")
+	}
+	a, b := killContents()
+	for i := 0; ; i++ {
+		data := a
+		if i%2 == 1 {
+			data = b
+		}
+		fmt.Printf("writing %d\n", i)
+		if err := writeFileAtomic(context.Background(), path, data); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(3)
+		}
+	}
+}
+
+func killContents() ([]byte, []byte) {
+	return bytes.Repeat([]byte("A"), 6<<20), bytes.Repeat([]byte("b\n"), 2<<20)
+}
+
+// TestWriteKilledMidWrite kills a process while it replaces a file, at
+// several points: the file must hold the old or the new content, whole.
+func TestWriteKilledMidWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	a, b := killContents()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "target")
+	putFile(t, p, string(a))
+	midWrite := 0
+	for round := range 4 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestAtomicWriteChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), childEnv+"="+p)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		// Kill just after a write starts, later in each round.
+		want := fmt.Sprintf("writing %d", round+1)
+		for sc.Scan() {
+			if sc.Text() == want {
+				break
+			}
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		got, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, a) && !bytes.Equal(got, b) {
+			t.Fatalf("round %d: target holds %d bytes that are neither the old nor the new content", round, len(got))
+		}
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if strings.Contains(e.Name(), ".tmp-") {
+				midWrite++
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	t.Logf("%d of 4 kills hit a write in progress", midWrite)
+}
