@@ -191,7 +191,6 @@ func (s *Sandbox) command(ctx context.Context, st Status, pl *plan, script strin
 	return cmd, cleanupAll, nil
 }
 
-
 // helperCmd builds the re-exec command with cfg on fd 3. The returned
 // function closes the parent's copy of the config.
 func (s *Sandbox) helperCmd(ctx context.Context, cfg *helperConfig, userns bool) (*exec.Cmd, func(), error) {
