@@ -125,15 +125,15 @@ func classify(frame []byte) (msg jsonrpc2.Message, id jsonrpc2.ID, code int64, t
 	default:
 		return nil, id, CodeInvalidRequest, "invalid request: a message must be a JSON object"
 	}
-	var probe struct {
-		JSONRPC *string         `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  *string         `json:"method"`
-	}
-	_ = json.Unmarshal(body, &probe) // best effort: only used to explain and to find the id
-	id = decodeID(probe.ID)
 	m, err := jsonrpc2.DecodeMessage(body)
 	if err != nil {
+		// Only on this slow path: find the id and explain what is wrong.
+		var probe struct {
+			JSONRPC *string         `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(body, &probe)
+		id = decodeID(probe.ID)
 		switch {
 		case probe.JSONRPC == nil || *probe.JSONRPC != "2.0":
 			text = `invalid request: "jsonrpc" must be "2.0"`
@@ -145,6 +145,9 @@ func classify(frame []byte) (msg jsonrpc2.Message, id jsonrpc2.ID, code int64, t
 		return nil, id, CodeInvalidRequest, text
 	}
 	if req, ok := m.(jsonrpc2.RequestMessage); ok && req.Method() == "" {
+		if c, ok := m.(*jsonrpc2.Call); ok {
+			id = c.ID()
+		}
 		return nil, id, CodeInvalidRequest, "invalid request: method must not be empty"
 	}
 	return m, id, 0, ""

@@ -1,0 +1,65 @@
+package rpc
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+)
+
+// BenchmarkRoundTrip measures one small call (tools/call with a ~100-byte
+// answer) answered through the full stack over kernel pipes, the kind of
+// file an editor gives a child process as stdio.
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, framing := range []Framing{FramingNDJSON, FramingHeader} {
+		b.Run(framing.String(), func(b *testing.B) {
+			cr, cw, err := os.Pipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			sr, sw, err := os.Pipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				done <- Serve(ctx, cr, sw, func(Client) Agent { return &fakeAgent{} }, Options{})
+			}()
+			fr := newFrameReader(sr, framing, 1<<20)
+			send := func(body string) {
+				if framing == FramingHeader {
+					fmt.Fprintf(cw, "Content-Length: %d\r\n\r\n%s", len(body), body)
+				} else {
+					fmt.Fprintf(cw, "%s\n", body)
+				}
+			}
+			send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`)
+			if _, err := fr.next(); err != nil {
+				b.Fatal(err)
+			}
+			req := `{"jsonrpc":"2.0","id":1,"method":"_coding-agent/tools/call","params":{"name":"read","cwd":"/tmp","arguments":{"path":"a.txt"}}}`
+			var frame []byte
+			if framing == FramingHeader {
+				frame = fmt.Appendf(nil, "Content-Length: %d\r\n\r\n%s", len(req), req)
+			} else {
+				frame = []byte(req + "\n")
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := cw.Write(frame); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := fr.next(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			cw.Close()
+			cancel()
+			<-done
+			sr.Close()
+		})
+	}
+}
