@@ -191,20 +191,24 @@ func (s *server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		return nil, nil
 	}
 	method := req.Method()
-	fn, ok := s.calls[method]
-	if !ok {
-		return nil, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q", method)}
-	}
 	// Initialization order is decided here, on the read loop, so it follows
 	// wire order even though calls then run concurrently.
 	var (
 		initWait <-chan struct{}
 		finish   func(bool)
+		ok       bool
 	)
+	if method != MethodInitialize {
+		if initWait, ok = s.init.wait(); !ok {
+			return nil, &jsonrpc2.Error{Code: CodeInvalidRequest, Message: "not initialized: send initialize first"}
+		}
+	}
+	fn, ok := s.calls[method]
+	if !ok {
+		return nil, &jsonrpc2.Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q", method)}
+	}
 	if method == MethodInitialize {
 		finish = s.init.begin()
-	} else if initWait, ok = s.init.wait(); !ok {
-		return nil, &jsonrpc2.Error{Code: CodeInvalidRequest, Message: "not initialized: send initialize first"}
 	}
 	method = strings.Clone(method)
 
@@ -235,31 +239,35 @@ func (s *server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 			return nil, &jsonrpc2.Error{Code: CodeInvalidRequest, Message: "not initialized: initialize failed"}
 		}
 	}
-	result, err := s.invoke(hctx, method, fn, json.RawMessage(req.Params()))
+	raw, err := s.invoke(hctx, method, fn, json.RawMessage(req.Params()))
 	if finish != nil {
 		finish(err == nil)
 	}
 	if err != nil {
 		return nil, wireError(err)
 	}
-	raw, err := marshal(result)
-	if err != nil {
-		s.logger.Error("encoding result", "method", method, "error", err)
-		return nil, &jsonrpc2.Error{Code: CodeInternal, Message: "internal error: encoding result: " + err.Error()}
-	}
-	return json.RawMessage(raw), nil
+	return raw, nil
 }
 
-// invoke calls fn and turns a panic into an internal error, so one broken
-// handler cannot take the process down.
-func (s *server) invoke(ctx context.Context, method string, fn callFunc, params json.RawMessage) (result any, err error) {
+// invoke calls fn and encodes its result. A panic, in the agent or in
+// encoding, becomes an internal error, so one broken handler cannot take
+// the process down.
+func (s *server) invoke(ctx context.Context, method string, fn callFunc, params json.RawMessage) (raw json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.logger.Error("handler panic", "method", method, "panic", p, "stack", string(debug.Stack()))
-			result, err = nil, &Error{Code: CodeInternal, Message: fmt.Sprintf("internal error in %s: %v", method, p)}
+			raw, err = nil, &Error{Code: CodeInternal, Message: fmt.Sprintf("internal error in %s: %v", method, p)}
 		}
 	}()
-	return fn(ctx, s.agent, params)
+	result, err := fn(ctx, s.agent, params)
+	if err != nil {
+		return nil, err
+	}
+	if raw, err = marshal(result); err != nil {
+		s.logger.Error("encoding result", "method", method, "error", err)
+		return nil, &Error{Code: CodeInternal, Message: "internal error: encoding result: " + err.Error()}
+	}
+	return raw, nil
 }
 
 // handleNotification runs a notification inline, in arrival order. Errors

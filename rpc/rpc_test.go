@@ -122,16 +122,17 @@ func TestNotInitialized(t *testing.T) {
 	a := &fakeAgent{}
 	p := startPeer(t, FramingNDJSON, a, Options{})
 	p.notify("document/didOpen", map[string]any{"sessionId": "s1", "uri": "file:///a", "version": 1, "text": "x"})
-	m := p.call("session/new", map[string]any{"cwd": "/tmp"})
-	if m.Error == nil || m.Error.Code != CodeInvalidRequest || !strings.Contains(m.Error.Message, "not initialized") {
-		t.Fatalf("got %s, want -32600 not initialized", m.raw)
+	for _, method := range []string{"session/new", "_coding-agent/tools/list", "no/such/method"} {
+		m := p.call(method, map[string]any{"cwd": "/tmp"})
+		if m.Error == nil || m.Error.Code != CodeInvalidRequest || !strings.Contains(m.Error.Message, "not initialized") {
+			t.Fatalf("%s: got %s, want -32600 not initialized", method, m.raw)
+		}
 	}
 	p.initialize()
 	if got := a.seen(); len(got) != 0 {
 		t.Fatalf("notification before initialize reached the agent: %v", got)
 	}
-	m = p.call("session/new", map[string]any{"cwd": "/tmp"})
-	if m.Error != nil {
+	if m := p.call("session/new", map[string]any{"cwd": "/tmp"}); m.Error != nil {
 		t.Fatalf("after initialize: %s", m.raw)
 	}
 }
@@ -713,5 +714,43 @@ func TestNotificationsToClient(t *testing.T) {
 		`{"path":"/w/b.txt","uri":"file:///w/b.txt","kind":"created","origin":null,"open":false}]}}`
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestResultEncodingFailure(t *testing.T) {
+	a := &fakeAgent{toolsCall: func(ctx context.Context, req *ToolsCallRequest) (*ToolsCallResponse, error) {
+		return &ToolsCallResponse{Details: json.RawMessage(`{not json`)}, nil
+	}}
+	p := startPeer(t, FramingNDJSON, a, Options{})
+	p.initialize()
+	m := p.call("_coding-agent/tools/call", map[string]any{"name": "read", "cwd": "/tmp"})
+	if m.Error == nil || m.Error.Code != CodeInternal {
+		t.Fatalf("got %s, want -32603", m.raw)
+	}
+	mustContain(t, m.Error.Message, "encoding result")
+	if m := p.call("session/list", nil); m.Error != nil {
+		t.Fatal(string(m.raw))
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write(p []byte) (int, error) { return 0, errors.New("disk on fire") }
+
+func TestServeReturnsWriteError(t *testing.T) {
+	cr, cw := io.Pipe()
+	defer cw.Close()
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(context.Background(), cr, failingWriter{}, func(Client) Agent { return &fakeAgent{} }, Options{})
+	}()
+	go io.WriteString(cw, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`+"\n")
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "disk on fire") {
+			t.Fatalf("Serve = %v, want the write error", err)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("Serve kept running after a write error")
 	}
 }
