@@ -11,7 +11,7 @@ const (
 	// maxDiffEdits bounds the Myers search: a changed region that needs
 	// more line insertions plus deletions is shown as one replacement,
 	// which is still a correct diff, only not a minimal one.
-	maxDiffEdits = 2000
+	maxDiffEdits = 500
 	// maxDiffBytes caps the diff text carried in details and approval
 	// requests; the exact change itself is in FileChange.
 	maxDiffBytes = 1 << 20
@@ -151,6 +151,9 @@ func firstLines(s string, n int) []string {
 // or a plain replacement when more than maxDiffEdits edits are needed.
 func diffLines(a, b []string) []diffOp {
 	n, m := len(a), len(b)
+	if n == 0 || m == 0 {
+		return replaceOps(a, b)
+	}
 	maxD := min(n+m, maxDiffEdits)
 	off := maxD + 1
 	v := make([]int, 2*maxD+3)
@@ -177,7 +180,12 @@ func diffLines(a, b []string) []diffOp {
 		}
 		trace = append(trace, append([]int(nil), v[off-d-1:off+d+2]...))
 	}
-	ops := make([]diffOp, 0, n+m)
+	return replaceOps(a, b)
+}
+
+// replaceOps is the edit script that deletes all of a and inserts all of b.
+func replaceOps(a, b []string) []diffOp {
+	ops := make([]diffOp, 0, len(a)+len(b))
 	for _, l := range a {
 		ops = append(ops, diffOp{'-', l})
 	}
