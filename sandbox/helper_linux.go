@@ -222,7 +222,7 @@ func (h *helper) epilogue() {
 		}
 	}
 	h.removePlaceholders()
-	if !h.cfg.Namespaces && h.cfg.Temp != "" {
+	if !h.cfg.Namespaces && ownTemp(h.cfg.Temp) {
 		os.RemoveAll(h.cfg.Temp)
 	}
 }
@@ -547,4 +547,15 @@ func loUp() error {
 	}
 	ifr.SetUint16(unix.IFF_UP | unix.IFF_LOOPBACK | unix.IFF_RUNNING)
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// ownTemp reports whether p is a private temp directory the sandbox
+// created (by its name, and a real directory): the only kind of directory
+// the helper ever removes recursively.
+func ownTemp(p string) bool {
+	if !filepath.IsAbs(p) || !strings.HasPrefix(filepath.Base(p), tempPrefix) || filepath.Clean(p) != p {
+		return false
+	}
+	fi, err := os.Lstat(p)
+	return err == nil && fi.IsDir()
 }

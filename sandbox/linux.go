@@ -88,8 +88,8 @@ func (s *Sandbox) probe(ctx context.Context) Status {
 			return st
 		}
 	}
-	if err := s.probeRun(ctx, false); err != nil && s.opts.Mode == "landlock-only" {
-		st.Reason = "landlock-only helper failed: " + err.Error()
+	if err := s.probeRun(ctx, false); err != nil {
+		st.Reason = strings.TrimPrefix(st.Reason+"; ", "; ") + "the Landlock-only helper failed too: " + err.Error()
 		return st
 	}
 	st.Available, st.Kind, st.Degraded = true, KindLandlockOnly, true
@@ -117,13 +117,21 @@ func (s *Sandbox) probeRun(ctx context.Context, userns bool) error {
 		Namespaces: s.opts.Mode != "landlock-only" && (userns || os.Getuid() == 0)}
 	if s.opts.Mode == "landlock-only" || (!userns && os.Getuid() != 0) {
 		cfg.Namespaces = false
-		cfg.Temp = os.TempDir()
+		temp, err := os.MkdirTemp("", tempPrefix)
+		if err != nil {
+			return fmt.Errorf("private temp: %w", err)
+		}
+		defer os.RemoveAll(temp)
+		cfg.Temp = temp
 	}
 	cmd, closeCfg, err := s.helperCmd(ctx, &cfg, userns)
 	if err != nil {
 		return err
 	}
 	defer closeCfg()
+	// The probe has no grace: at its deadline the helper is killed.
+	cmd.Cancel = func() error { return cmd.Process.Kill() }
+	cmd.WaitDelay = 50 * time.Millisecond
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -163,7 +171,7 @@ func (s *Sandbox) command(ctx context.Context, st Status, pl *plan, script strin
 	if cfg.Namespaces {
 		cfg.Sockets = hostUnixSockets()
 	} else {
-		d, err := os.MkdirTemp("", "coding-agent-sandbox-")
+		d, err := os.MkdirTemp("", tempPrefix)
 		if err != nil {
 			return nil, nil, fmt.Errorf("sandbox: private temp: %w", err)
 		}
@@ -250,6 +258,10 @@ func (s *Sandbox) helperCmd(ctx context.Context, cfg *helperConfig, userns bool)
 	cmd.SysProcAttr = attr
 	return cmd, func() { f.Close() }, nil
 }
+
+// tempPrefix starts the name of every private temp directory the sandbox
+// creates on the host (degraded mode); the helper removes nothing else.
+const tempPrefix = "coding-agent-sandbox-"
 
 // parentDeathSignal is sent to the helper when the agent dies; the helper
 // then kills the sandbox and cleans up.
