@@ -32,6 +32,15 @@ const progressInterval = 100 * time.Millisecond
 // readChunk is the size of the buffer the output pipe is read through.
 const readChunk = 256 << 10
 
+// outputReader is the read end of a command's output pipe.
+type outputReader interface {
+	io.Reader
+	// stop makes a pending and every later Read return an error, even
+	// while some process still holds the write end.
+	stop()
+	Close() error
+}
+
 // ErrNoSandbox is wrapped by the error of a bash call that needs the OS
 // sandbox when none is available. Nothing ran.
 var ErrNoSandbox = errors.New("no OS sandbox is available")
@@ -297,7 +306,7 @@ func (b *Bash) run(ctx context.Context, call Call, args bashArgs, mode runMode, 
 	}
 	defer cleanup()
 
-	pr, pw, err := os.Pipe()
+	pr, pw, err := newOutputPipe()
 	if err != nil {
 		return Result{}, fmt.Errorf("bash: creating the output pipe: %w", err)
 	}
@@ -388,7 +397,7 @@ func (b *Bash) run(ctx context.Context, call Call, args bashArgs, mode runMode, 
 	select {
 	case <-readDone:
 	case <-drain.C:
-		pr.SetReadDeadline(time.Now())
+		pr.stop()
 		<-readDone
 	}
 	drain.Stop()

@@ -34,3 +34,12 @@ func growPipe(w *os.File) {
 		})
 	}
 }
+
+// rawPipe returns a pipe whose ends are closed on exec.
+func rawPipe() (r, w int, err error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return -1, -1, os.NewSyscallError("pipe2", err)
+	}
+	return p[0], p[1], nil
+}

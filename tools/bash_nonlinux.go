@@ -2,7 +2,9 @@
 
 package tools
 
-import "os"
+import (
+	"os"
+)
 
 // waitNoReap reports false: without waitid(WNOWAIT) the caller reaps the
 // process with Wait and kills its group right after.

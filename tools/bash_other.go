@@ -5,6 +5,7 @@ package tools
 import (
 	"os"
 	"os/exec"
+	"time"
 )
 
 // Without Unix process groups, only the command's own process is
@@ -24,3 +25,16 @@ func killGroup(pid int, sig os.Signal) {
 }
 
 func exitSignal(state interface{ Sys() any }) (string, bool) { return "", false }
+
+// osPipe is an output pipe from os.Pipe, stopped with a read deadline.
+type osPipe struct{ *os.File }
+
+func newOutputPipe() (outputReader, *os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	return osPipe{r}, w, nil
+}
+
+func (p osPipe) stop() { p.SetReadDeadline(time.Now()) }
