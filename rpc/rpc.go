@@ -130,7 +130,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, newAgent func(Clien
 		logger:   opts.Logger,
 		calls:    newCallTable(),
 		notifies: newNotifyTable(),
-		running:  make(map[string]context.CancelFunc),
+		running:  make(map[string]*registration),
 	}
 	conn := jsonrpc2.NewConn(st, jsonrpc2.WithCodec(stdCodec{}), jsonrpc2.WithPreempter(preempter{s}))
 	s.agent = newAgent(&client{conn: conn, logger: opts.Logger})
@@ -175,9 +175,14 @@ type server struct {
 	init     initState
 	inflight tracker
 
-	// mu guards running: the cancel functions of running calls by id key.
+	// mu guards running: the running calls by id key.
 	mu      sync.Mutex
-	running map[string]context.CancelFunc
+	running map[string]*registration
+}
+
+// registration is a running call's entry in server.running.
+type registration struct {
+	cancel context.CancelFunc
 }
 
 // handle is the jsonrpc2.Handler. It runs on the library's read loop. The
@@ -216,14 +221,17 @@ func (s *server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	// $/cancel_request that follows on the wire always finds the request.
 	key := idKey(req.ID())
 	hctx, cancel := context.WithCancel(s.base)
+	reg := &registration{cancel: cancel}
 	s.mu.Lock()
-	s.running[key] = cancel
+	s.running[key] = reg
 	s.mu.Unlock()
 	s.inflight.add()
 	jsonrpc2.Async(ctx)
 	defer func() {
 		s.mu.Lock()
-		delete(s.running, key)
+		if s.running[key] == reg { // a reused id may have replaced us
+			delete(s.running, key)
+		}
 		s.mu.Unlock()
 		cancel()
 		s.inflight.done()
@@ -306,10 +314,10 @@ func (s *server) handleNotification(req *jsonrpc2.Request) {
 // cancelRequest cancels the running call with the given id key, if any.
 func (s *server) cancelRequest(key string) {
 	s.mu.Lock()
-	cancel := s.running[key]
+	reg := s.running[key]
 	s.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if reg != nil {
+		reg.cancel()
 	}
 }
 

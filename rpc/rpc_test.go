@@ -574,19 +574,28 @@ func TestAsyncContextCrashRegression(t *testing.T) {
 	p := startPeer(t, FramingNDJSON, a, Options{})
 	p.initialize()
 	const n = 2000
+	sent := make(chan error, 1)
 	go func() {
 		for i := 1; i <= n; i++ {
-			p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"_coding-agent/tools/call","params":{"name":"read","cwd":"/"}}`, 1000+i))
+			msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"_coding-agent/tools/call","params":{"name":"read","cwd":"/"}}`+"\n", 1000+i)
 			if i%2 == 0 {
-				p.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":%d}}`, 1000+i))
+				msg += fmt.Sprintf(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":%d}}`+"\n", 1000+i)
+			}
+			if _, err := io.WriteString(p.w, msg); err != nil {
+				sent <- err
+				return
 			}
 		}
+		sent <- nil
 	}()
 	for i := 0; i < n; i++ {
 		m := p.next()
 		if m.Error != nil && m.Error.Code != CodeRequestCancelled {
 			t.Fatalf("got %s", m.raw)
 		}
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
 	}
 }
 
