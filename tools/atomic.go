@@ -27,7 +27,7 @@ const newFileMode = 0o644
 //
 // On any error, including ctx being done before the rename, the temp file
 // is removed and path is untouched.
-func writeFileAtomic(ctx context.Context, path string, data []byte) (err error) {
+func writeFileAtomic(ctx context.Context, path, data string) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func writeFileAtomic(ctx context.Context, path string, data []byte) (err error) 
 			return err
 		}
 		end := min(off+writeChunk, len(data))
-		if _, err := f.Write(data[off:end]); err != nil {
+		if _, err := f.WriteString(data[off:end]); err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)
 		}
 	}

@@ -51,7 +51,7 @@ func TestWriteFileAtomicModes(t *testing.T) {
 		if err := os.Chmod(p, mode); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeFileAtomic(context.Background(), p, []byte("new")); err != nil {
+		if err := writeFileAtomic(context.Background(), p, "new"); err != nil {
 			t.Fatal(err)
 		}
 		fi, _ := os.Stat(p)
@@ -91,7 +91,7 @@ func TestWriteFileAtomicCancelled(t *testing.T) {
 			putFile(t, p, "old")
 			ctx := &countdownCtx{Context: context.Background()}
 			ctx.n.Store(n)
-			err := writeFileAtomic(ctx, p, data)
+			err := writeFileAtomic(ctx, p, string(data))
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("got %v, want context.Canceled", err)
 			}
@@ -106,10 +106,10 @@ func TestWriteFileAtomicCancelled(t *testing.T) {
 func TestWriteFileAtomicRefusesNonRegular(t *testing.T) {
 	dir := t.TempDir()
 	mkfifo(t, filepath.Join(dir, "fifo"))
-	if err := writeFileAtomic(context.Background(), filepath.Join(dir, "fifo"), []byte("x")); err == nil {
+	if err := writeFileAtomic(context.Background(), filepath.Join(dir, "fifo"), "x"); err == nil {
 		t.Fatal("replaced a named pipe")
 	}
-	if err := writeFileAtomic(context.Background(), dir, []byte("x")); err == nil {
+	if err := writeFileAtomic(context.Background(), dir, "x"); err == nil {
 		t.Fatal("replaced a directory")
 	}
 	assertNoTemp(t, dir)
@@ -147,7 +147,7 @@ func TestAtomicWriteChild(t *testing.T) {
 			data = b
 		}
 		fmt.Printf("writing %d\n", i)
-		if err := writeFileAtomic(context.Background(), path, data); err != nil {
+		if err := writeFileAtomic(context.Background(), path, string(data)); err != nil {
 			fmt.Println("error:", err)
 			os.Exit(3)
 		}

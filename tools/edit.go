@@ -107,12 +107,12 @@ func (t *Edit) Execute(ctx context.Context, call Call) (Result, error) {
 	if err := t.v.decode(call.Args, &args); err != nil {
 		return Result{}, err
 	}
-	a, err := t.m.mutate(ctx, call, args.Path, args.Justification, func(abs string, old []byte, exists bool) ([]byte, error) {
+	a, err := t.m.mutate(ctx, call, args.Path, args.Justification, func(abs, old string, exists bool) (string, error) {
 		if !exists {
-			return nil, fmt.Errorf("%s does not exist; use write to create a file", abs)
+			return "", fmt.Errorf("%s does not exist; use write to create a file", abs)
 		}
 		name := displayPath(t.m.cwd, abs)
-		return applyEdits(name, string(old), args)
+		return applyEdits(name, old, args)
 	})
 	if err != nil {
 		return Result{}, err
@@ -129,7 +129,7 @@ func (t *Edit) Execute(ctx context.Context, call Call) (Result, error) {
 
 // applyEdits returns content with every edit applied, or an error naming
 // the first edit that does not apply.
-func applyEdits(name, content string, args editArgs) ([]byte, error) {
+func applyEdits(name, content string, args editArgs) (string, error) {
 	bom := strings.HasPrefix(content, utf8BOM)
 	body := strings.TrimPrefix(content, utf8BOM)
 	crlf := usesCRLF(body)
@@ -141,7 +141,7 @@ func applyEdits(name, content string, args editArgs) ([]byte, error) {
 			oldText = strings.TrimPrefix(oldText, utf8BOM)
 		}
 		if oldText == "" {
-			return nil, fmt.Errorf("edits[%d].oldText is empty; it must be text copied from %s", i, name)
+			return "", fmt.Errorf("edits[%d].oldText is empty; it must be text copied from %s", i, name)
 		}
 		pos, n := locate(body, oldText)
 		if n == 0 && crlf && strings.Contains(oldText, "\n") {
@@ -155,9 +155,9 @@ func applyEdits(name, content string, args editArgs) ([]byte, error) {
 		}
 		switch {
 		case n == 0:
-			return nil, notFoundError(name, body, e.OldText, i)
+			return "", notFoundError(name, body, e.OldText, i)
 		case n > 1:
-			return nil, repeatedError(name, body, oldText, i)
+			return "", repeatedError(name, body, oldText, i)
 		}
 		if crlf {
 			newText = toCRLF(newText)
@@ -168,7 +168,7 @@ func applyEdits(name, content string, args editArgs) ([]byte, error) {
 	for i := 1; i < len(reps); i++ {
 		if reps[i].start < reps[i-1].end {
 			a, b := reps[i-1].index, reps[i].index
-			return nil, fmt.Errorf("edits[%d] and edits[%d] overlap in %s (both at line %d); merge them into one edit",
+			return "", fmt.Errorf("edits[%d] and edits[%d] overlap in %s (both at line %d); merge them into one edit",
 				min(a, b), max(a, b), name, lineAt(body, reps[i].start))
 		}
 	}
@@ -176,21 +176,22 @@ func applyEdits(name, content string, args editArgs) ([]byte, error) {
 	for _, r := range reps {
 		size += len(r.newText) - (r.end - r.start)
 	}
-	out := make([]byte, 0, size)
+	var out strings.Builder
+	out.Grow(size)
 	if bom {
-		out = append(out, utf8BOM...)
+		out.WriteString(utf8BOM)
 	}
 	last := 0
 	for _, r := range reps {
-		out = append(out, body[last:r.start]...)
-		out = append(out, r.newText...)
+		out.WriteString(body[last:r.start])
+		out.WriteString(r.newText)
 		last = r.end
 	}
-	out = append(out, body[last:]...)
-	if string(out) == content {
-		return nil, fmt.Errorf("the edits leave %s unchanged (every newText equals its oldText)", name)
+	out.WriteString(body[last:])
+	if out.String() == content {
+		return "", fmt.Errorf("the edits leave %s unchanged (every newText equals its oldText)", name)
 	}
-	return out, nil
+	return out.String(), nil
 }
 
 // usesCRLF reports whether the text's first line ending is "\r\n".

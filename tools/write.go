@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -81,8 +80,8 @@ func (t *Write) Execute(ctx context.Context, call Call) (Result, error) {
 	if err := t.v.decode(call.Args, &args); err != nil {
 		return Result{}, err
 	}
-	a, err := t.m.mutate(ctx, call, args.Path, args.Justification, func(_ string, _ []byte, _ bool) ([]byte, error) {
-		return []byte(args.Content), nil
+	a, err := t.m.mutate(ctx, call, args.Path, args.Justification, func(string, string, bool) (string, error) {
+		return args.Content, nil
 	})
 	if err != nil {
 		return Result{}, err
@@ -170,7 +169,7 @@ func errUnsaved(abs string) error {
 // content (exists false: the file does not exist) and returns the new one;
 // its error aborts the call with nothing written.
 func (m *mutator) mutate(ctx context.Context, call Call, path, justification string,
-	compute func(abs string, old []byte, exists bool) ([]byte, error)) (applied, error) {
+	compute func(abs, old string, exists bool) (string, error)) (applied, error) {
 	var a applied
 	if err := ctx.Err(); err != nil {
 		return a, err
@@ -202,12 +201,12 @@ func (m *mutator) mutate(ctx context.Context, call Call, path, justification str
 		return a, fmt.Errorf("%s: %w", m.tool, err)
 	}
 	a.existed = before != nil
-	a.old = string(old)
+	a.old = old
 	neu, err := compute(abs, old, a.existed)
 	if err != nil {
 		return a, fmt.Errorf("%s: %w", m.tool, err)
 	}
-	a.new = string(neu)
+	a.new = neu
 	if a.existed && a.old == a.new {
 		a.unchanged = true
 		a.line = 0
@@ -267,50 +266,55 @@ func firstChangedLine(a, b string) int {
 	return strings.Count(a[:p], "\n") + 1
 }
 
+// maxMutableSize is the largest file edit and write replace: they hold the
+// old and the new content in memory.
+const maxMutableSize = 256 << 20
+
 // readOriginal reads the file at canon whole. A missing file gives nil
 // info and no error; anything that is not a regular file is an error.
-func readOriginal(canon string) ([]byte, fs.FileInfo, error) {
+func readOriginal(canon string) (string, fs.FileInfo, error) {
 	// O_NONBLOCK: a named pipe must not block the open.
 	f, err := os.OpenFile(canon, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
+		return "", nil, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", canon, err)
+		return "", nil, fmt.Errorf("reading %s: %w", canon, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	if fi.IsDir() {
-		return nil, nil, fmt.Errorf("%s is a directory", canon)
+		return "", nil, fmt.Errorf("%s is a directory", canon)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%s is not a regular file (%s)", canon, fi.Mode().Type())
+		return "", nil, fmt.Errorf("%s is not a regular file (%s)", canon, fi.Mode().Type())
 	}
-	data := make([]byte, 0, fi.Size()+1)
-	for {
-		n, err := f.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading %s: %w", canon, err)
-		}
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
+	if fi.Size() > maxMutableSize {
+		return "", nil, fmt.Errorf("%s is %d MiB, larger than the %d MiB that edit and write handle; use bash for it",
+			canon, fi.Size()>>20, maxMutableSize>>20)
 	}
-	return data, fi, nil
+	// Read straight into the string's memory: no second copy of a large
+	// file.
+	var sb strings.Builder
+	sb.Grow(int(fi.Size()) + 1)
+	if _, err := io.Copy(&sb, onlyReader{f}); err != nil {
+		return "", nil, fmt.Errorf("reading %s: %w", canon, err)
+	}
+	return sb.String(), fi, nil
 }
+
+// onlyReader hides the WriterTo of *os.File so that io.Copy reads in
+// chunks into the destination, which has room for the whole file.
+type onlyReader struct{ io.Reader }
 
 // unchangedSince checks that the file at canon is still the one that was
 // read (info before, content old), so that a change computed from it does
 // not overwrite what someone else wrote meanwhile. full compares the
 // content too.
-func unchangedSince(canon string, old []byte, before fs.FileInfo, full bool) error {
+func unchangedSince(canon, old string, before fs.FileInfo, full bool) error {
 	changed := fmt.Errorf("%s changed on disk while this change was prepared; nothing was written, read it again", canon)
 	now, err := os.Stat(canon)
 	if before == nil {
@@ -324,7 +328,7 @@ func unchangedSince(canon string, old []byte, before fs.FileInfo, full bool) err
 	}
 	if full {
 		cur, _, err := readOriginal(canon)
-		if err != nil || !bytes.Equal(cur, old) {
+		if err != nil || cur != old {
 			return changed
 		}
 	}

@@ -157,6 +157,25 @@ func TestWriteRefuses(t *testing.T) {
 	}
 }
 
+// TestMutateRefusesHugeFiles edits a sparse file larger than the limit:
+// a clear error, not an attempt to load it.
+func TestMutateRefusesHugeFiles(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "huge")
+	putFile(t, p, "head\n")
+	if err := os.Truncate(p, maxMutableSize+1); err != nil {
+		t.Skip(err)
+	}
+	_, err := execTool(t, newEdit(t, dir, Options{}), editSpec{"path": "huge", "edits": edits("head", "x")})
+	if err == nil || !strings.Contains(err.Error(), "use bash") {
+		t.Fatalf("got %v", err)
+	}
+	_, err = execTool(t, newWrite(t, dir, Options{}), map[string]any{"path": "huge", "content": "x"})
+	if err == nil || !strings.Contains(err.Error(), "use bash") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 // TestWriteJustificationCountsCharacters accepts 240 multi-byte
 // characters: the limit is in characters, not bytes.
 func TestWriteJustificationCountsCharacters(t *testing.T) {
