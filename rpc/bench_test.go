@@ -63,3 +63,55 @@ func BenchmarkRoundTrip(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPipelined measures throughput: the client writes b.N small
+// calls without waiting while a reader collects the answers, so calls
+// overlap the way a busy editor's do.
+func BenchmarkPipelined(b *testing.B) {
+	for _, framing := range []Framing{FramingNDJSON, FramingHeader} {
+		b.Run(framing.String(), func(b *testing.B) {
+			cr, cw, _ := os.Pipe()
+			sr, sw, _ := os.Pipe()
+			done := make(chan error, 1)
+			go func() {
+				done <- Serve(context.Background(), cr, sw, func(Client) Agent { return &fakeAgent{} }, Options{Framing: framing})
+			}()
+			frame := func(body string) []byte {
+				if framing == FramingHeader {
+					return fmt.Appendf(nil, "Content-Length: %d\r\n\r\n%s", len(body), body)
+				}
+				return []byte(body + "\n")
+			}
+			fr := newFrameReader(sr, framing, 1<<20)
+			cw.Write(frame(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`))
+			if _, err := fr.next(); err != nil {
+				b.Fatal(err)
+			}
+			req := frame(`{"jsonrpc":"2.0","id":1,"method":"_coding-agent/tools/call","params":{"name":"read","cwd":"/tmp","arguments":{"path":"a.txt"}}}`)
+			b.ReportAllocs()
+			b.ResetTimer()
+			read := make(chan error, 1)
+			go func() {
+				for i := 0; i < b.N; i++ {
+					if _, err := fr.next(); err != nil {
+						read <- err
+						return
+					}
+				}
+				read <- nil
+			}()
+			for i := 0; i < b.N; i++ {
+				if _, err := cw.Write(req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := <-read; err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			cw.Close()
+			<-done
+			sr.Close()
+		})
+	}
+}

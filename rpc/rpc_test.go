@@ -763,3 +763,28 @@ func TestServeReturnsWriteError(t *testing.T) {
 		t.Fatal("Serve kept running after a write error")
 	}
 }
+
+func TestLargeMessages(t *testing.T) {
+	bothFramings(t, func(t *testing.T, framing Framing) {
+		got := make(chan int, 1)
+		a := &fakeAgent{toolsCall: func(ctx context.Context, req *ToolsCallRequest) (*ToolsCallResponse, error) {
+			var args struct{ Content string }
+			json.Unmarshal(req.Arguments, &args)
+			got <- len(args.Content)
+			return &ToolsCallResponse{Content: []ContentBlock{TextBlock(args.Content)}}, nil
+		}}
+		p := startPeer(t, framing, a, Options{})
+		p.initialize()
+		content := strings.Repeat("0123456789abcdef", 5<<20/16) // 5 MiB
+		m := p.call("_coding-agent/tools/call", map[string]any{"name": "write", "cwd": "/tmp", "arguments": map[string]any{"content": content}})
+		if m.Error != nil {
+			t.Fatalf("error %v", m.Error)
+		}
+		if n := <-got; n != len(content) {
+			t.Fatalf("agent got %d bytes, want %d", n, len(content))
+		}
+		if len(m.Result) < len(content) {
+			t.Fatalf("result of %d bytes, want the %d-byte content back", len(m.Result), len(content))
+		}
+	})
+}
