@@ -241,7 +241,7 @@ func (d *Documents) isOpen(path string) (string, bool) {
 func (d *Documents) diskChanged(path string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if st := d.docs[path]; st != nil {
+	if st := d.lookupLocked(path); st != nil {
 		st.diskOK = false
 	}
 }

@@ -89,7 +89,8 @@ type Options struct {
 	// Window is the quiet period that ends a burst; 0 means DefaultQuiet.
 	Window time.Duration
 	// MaxDelay caps the time from the first event of a burst to its
-	// delivery; 0 means DefaultMaxDelay. It is raised to Window if lower.
+	// delivery; 0 means DefaultMaxDelay. When it is below Window, every
+	// burst ends MaxDelay after its first event.
 	MaxDelay time.Duration
 	// Grace is how long after EndCall changes are still attributed to the
 	// call; 0 means DefaultGrace, a negative value means none.
@@ -213,7 +214,6 @@ func New(opts Options) (*Sync, error) {
 	if s.maxDelay <= 0 {
 		s.maxDelay = DefaultMaxDelay
 	}
-	s.maxDelay = max(s.maxDelay, s.quiet)
 	if s.grace == 0 {
 		s.grace = DefaultGrace
 	}
@@ -389,7 +389,15 @@ func (s *Sync) loop() {
 				first = now
 			}
 			s.npending.Store(int64(len(pend)))
-			timer.Reset(max(0, min(s.quiet, first.Add(s.maxDelay).Sub(now))))
+			// Check the cap here rather than only through the timer: a
+			// Reset discards a timer that fired but was not received yet, so
+			// a steady stream of events must not keep postponing the flush.
+			rem := first.Add(s.maxDelay).Sub(now)
+			if rem <= 0 {
+				flush()
+				continue
+			}
+			timer.Reset(min(s.quiet, rem))
 		case err, ok := <-s.fw.Errors:
 			if !ok {
 				flush()
