@@ -431,12 +431,17 @@ func (b *Bash) result(ctx context.Context, out *bashOutput, cmd *exec.Cmd, waitE
 
 	switch reason {
 	case stopCancelled:
-		details["cancelled"] = true
-		msg := "bash: the command was cancelled and its process group killed"
-		if body := strings.TrimSuffix(text, "\n"); body != "" {
-			msg += "; output so far:\n" + body
+		// Wrap ctx.Err() so that the kind stays "cancelled" whatever the
+		// cause; name a distinct cause in the text.
+		why := ""
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+			why = " (" + cause.Error() + ")"
 		}
-		return Result{}, fmt.Errorf("%s: %w", msg, context.Cause(ctx))
+		output := ""
+		if body := strings.TrimSuffix(text, "\n"); body != "" {
+			output = "; output so far:\n" + body
+		}
+		return Result{}, fmt.Errorf("bash: the command was cancelled (%w)%s and its process group killed%s", ctx.Err(), why, output)
 	case stopTimeout:
 		details["timedOut"] = true
 		return errorText(text, fmt.Sprintf("Command timed out after %ss", strconv.FormatFloat(timeout.Seconds(), 'g', -1, 64)), details), nil
