@@ -93,28 +93,49 @@ func (a *Agent) NewSession(ctx context.Context, req *rpc.NewSessionRequest) (*rp
 			opts.ApprovalTimeout = time.Duration(*t * float64(time.Second))
 		}
 	}
-	if len(req.MCPServers) > 0 {
-		a.env.Logger.Warn("MCP servers are not supported yet; not starting them", "servers", mcpNames(req.MCPServers))
-	}
-	var sid string
-	opts.OnUpdate = func(u rpc.SessionUpdate) {
-		// Notifications are written in order; a closed connection only
-		// loses updates nobody can read any more.
-		if err := a.client.SessionUpdate(context.Background(), &rpc.SessionNotification{SessionID: sid, Update: u}); err != nil {
-			a.env.Logger.Debug("session/update not sent", "session", sid, "err", err)
-		}
-	}
-	opts.RequestPermission = a.client.RequestPermission
+	a.warnMCP(req.MCPServers)
+	sid := new(string)
+	a.wire(&opts, sid)
 	s, err := a.env.NewSession(opts)
 	if err != nil {
 		return nil, paramErr(err, "")
 	}
-	sid = s.ID()
+	*sid = s.ID()
+	a.add(s)
+	a.env.Logger.Info("session created", "session", s.ID(), "cwd", s.Cwd(), "preset", s.Preset(), "tools", s.Tools())
+	return &rpc.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Preset()), ConfigOptions: a.configOptions(s)}, nil
+}
+
+// wire connects a session's callbacks to this connection: updates become
+// session/update notifications, approvals session/request_permission, and
+// the model is the configured default.
+func (a *Agent) wire(opts *Options, sid *string) {
+	opts.OnUpdate = func(u rpc.SessionUpdate) {
+		// Notifications are written in order; a closed connection only
+		// loses updates nobody can read any more.
+		if err := a.client.SessionUpdate(context.Background(), &rpc.SessionNotification{SessionID: *sid, Update: u}); err != nil {
+			a.env.Logger.Debug("session/update not sent", "session", *sid, "err", err)
+		}
+	}
+	opts.RequestPermission = a.client.RequestPermission
+	if opts.Model == nil {
+		opts.Model = a.env.defaultModel()
+	}
+}
+
+func (a *Agent) add(s *Session) {
 	a.mu.Lock()
-	a.sessions[sid] = &agentSession{Session: s, created: time.Now()}
-	a.mu.Unlock()
-	a.env.Logger.Info("session created", "session", sid, "cwd", s.Cwd(), "preset", s.Preset(), "tools", s.Tools())
-	return &rpc.NewSessionResponse{SessionID: sid, Modes: modeState(s.Preset()), ConfigOptions: configOptions(s.Preset())}, nil
+	defer a.mu.Unlock()
+	if old, ok := a.sessions[s.ID()]; ok && old.Session != s {
+		go old.Close()
+	}
+	a.sessions[s.ID()] = &agentSession{Session: s, created: time.Now()}
+}
+
+func (a *Agent) warnMCP(servers []json.RawMessage) {
+	if len(servers) > 0 {
+		a.env.Logger.Warn("MCP servers are not supported yet; not starting them", "servers", mcpNames(servers))
+	}
 }
 
 // mcpNames lists the names of MCP server configurations for the log.
@@ -141,40 +162,93 @@ func (a *Agent) session(id string) (*agentSession, error) {
 	return s, nil
 }
 
-// LoadSession answers session/load for a session of this process. Stored
-// sessions and history replay come with persistence (the agent-loop work);
-// until then an unknown id is "not found".
+// LoadSession answers session/load: it reopens a stored session (or takes
+// the open one), replays its history as session/update notifications, then
+// answers.
 func (a *Agent) LoadSession(ctx context.Context, req *rpc.LoadSessionRequest) (*rpc.LoadSessionResponse, error) {
-	s, err := a.session(req.SessionID)
+	s, updates, err := a.reopen(req.SessionID, req.Cwd, req.AdditionalDirectories, req.MCPServers)
 	if err != nil {
 		return nil, err
 	}
-	return &rpc.LoadSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: configOptions(s.Preset())}, nil
+	for _, raw := range updates {
+		var n rpc.SessionNotification
+		if err := json.Unmarshal(raw, &n); err != nil {
+			a.env.Logger.Warn("skipping a stored update that cannot be replayed", "session", s.ID(), "err", err)
+			continue
+		}
+		n.SessionID = s.ID()
+		if err := a.client.SessionUpdate(ctx, &n); err != nil {
+			return nil, err
+		}
+	}
+	return &rpc.LoadSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: a.configOptions(s)}, nil
 }
 
-// ResumeSession answers session/resume for a session of this process.
+// ResumeSession answers session/resume: like load, without the replay.
 func (a *Agent) ResumeSession(ctx context.Context, req *rpc.ResumeSessionRequest) (*rpc.ResumeSessionResponse, error) {
-	s, err := a.session(req.SessionID)
+	s, _, err := a.reopen(req.SessionID, req.Cwd, req.AdditionalDirectories, req.MCPServers)
 	if err != nil {
 		return nil, err
 	}
-	return &rpc.ResumeSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: configOptions(s.Preset())}, nil
+	return &rpc.ResumeSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: a.configOptions(s)}, nil
 }
 
-// ListSessions answers session/list with the sessions of this connection,
-// newest first, optionally only those in cwd.
+// reopen returns the session id: the open one of this connection, or the
+// stored one reopened. It also returns the stored updates for replay.
+func (a *Agent) reopen(id, cwd string, dirs []string, mcp []json.RawMessage) (*Session, []json.RawMessage, error) {
+	a.warnMCP(mcp)
+	if s, err := a.session(id); err == nil {
+		var updates []json.RawMessage
+		if st := a.env.store(); st != nil {
+			if stored, err := st.load(id); err == nil {
+				updates = stored.updates
+			}
+		}
+		return s.Session, updates, nil
+	}
+	sid := new(string)
+	*sid = id
+	opts := Options{Cwd: cwd, AdditionalDirectories: dirs}
+	a.wire(&opts, sid)
+	s, updates, err := a.env.OpenSession(id, opts)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil, rpc.SessionNotFound(id)
+	}
+	if err != nil {
+		return nil, nil, paramErr(err, "")
+	}
+	a.add(s)
+	a.env.Logger.Info("session reopened", "session", id, "cwd", s.Cwd(), "messages", len(s.History()))
+	return s, updates, nil
+}
+
+// ListSessions answers session/list: the stored sessions (and this
+// connection's sessions when nothing is stored), newest first, optionally
+// only those in cwd.
 func (a *Agent) ListSessions(ctx context.Context, req *rpc.ListSessionsRequest) (*rpc.ListSessionsResponse, error) {
+	stored, err := a.env.StoredSessions()
+	if err != nil {
+		return nil, err
+	}
+	resp := &rpc.ListSessionsResponse{}
+	seen := map[string]bool{}
+	for _, s := range stored {
+		if req.Cwd != "" && s.Cwd != req.Cwd {
+			continue
+		}
+		seen[s.ID] = true
+		resp.Sessions = append(resp.Sessions, rpc.SessionInfo{SessionID: s.ID, Cwd: s.Cwd, Title: s.Title, UpdatedAt: s.UpdatedAt, AdditionalDirectories: s.Roots})
+	}
 	a.mu.Lock()
-	ss := make([]*agentSession, 0, len(a.sessions))
+	var live []*agentSession
 	for _, s := range a.sessions {
-		if req.Cwd == "" || s.Cwd() == req.Cwd {
-			ss = append(ss, s)
+		if !seen[s.ID()] && (req.Cwd == "" || s.Cwd() == req.Cwd) {
+			live = append(live, s)
 		}
 	}
 	a.mu.Unlock()
-	sort.Slice(ss, func(i, j int) bool { return ss[i].created.After(ss[j].created) })
-	resp := &rpc.ListSessionsResponse{}
-	for _, s := range ss {
+	sort.Slice(live, func(i, j int) bool { return live[i].created.After(live[j].created) })
+	for _, s := range live {
 		resp.Sessions = append(resp.Sessions, rpc.SessionInfo{
 			SessionID:             s.ID(),
 			Cwd:                   s.Cwd(),
@@ -223,11 +297,16 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req *rpc.SetSessionC
 			return nil, err
 		}
 	case "model":
-		return nil, rpc.InvalidParams("value", fmt.Sprintf("model %q is not configured (no models are configured)", req.Value))
+		m, err := a.env.selectModel(req.Value)
+		if err != nil {
+			return nil, rpc.InvalidParams("value", err.Error())
+		}
+		s.SetModel(m)
+		s.emit(&rpc.ConfigOptionUpdate{ConfigOptions: a.configOptions(s.Session)})
 	default:
 		return nil, rpc.InvalidParams("configId", fmt.Sprintf("unknown config option %q (valid: preset, model)", req.ConfigID))
 	}
-	return &rpc.SetSessionConfigOptionResponse{ConfigOptions: configOptions(s.Preset())}, nil
+	return &rpc.SetSessionConfigOptionResponse{ConfigOptions: a.configOptions(s.Session)}, nil
 }
 
 // setPreset changes the session's preset and confirms the change with
@@ -242,19 +321,36 @@ func (a *Agent) setPreset(s *agentSession, value, field string) error {
 	}
 	a.env.Logger.Info("session preset changed", "session", s.ID(), "preset", p)
 	s.emit(&rpc.CurrentModeUpdate{CurrentModeID: string(p)})
-	s.emit(&rpc.ConfigOptionUpdate{ConfigOptions: configOptions(p)})
+	s.emit(&rpc.ConfigOptionUpdate{ConfigOptions: a.configOptions(s.Session)})
 	return nil
 }
 
-// Prompt answers session/prompt. No model provider is configured in this
-// build of the session layer, so every prompt gets -32010 (PROTOCOL.md §11).
+// Prompt answers session/prompt: it runs the turn and answers with its
+// stop reason (PROTOCOL.md §4).
 func (a *Agent) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.PromptResponse, error) {
-	if _, err := a.session(req.SessionID); err != nil {
+	s, err := a.session(req.SessionID)
+	if err != nil {
 		return nil, err
 	}
-	return nil, rpc.NoModel("no model configured: set --model PROVIDER/MODEL or CODING_AGENT_MODEL, with ANTHROPIC_API_KEY or OPENAI_API_KEY (and OPENAI_BASE_URL for a local server)",
-		[]string{"CODING_AGENT_MODEL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"})
+	stop, err := s.Prompt(ctx, req.Prompt)
+	switch {
+	case errors.Is(err, ErrNoModel):
+		msg := noModelMessage
+		if merr := a.env.ModelError(); merr != nil && !errors.Is(merr, ErrNoModel) {
+			msg += " (" + merr.Error() + ")"
+		}
+		return nil, rpc.NoModel(msg, noModelVariables)
+	case errors.Is(err, ErrBusy):
+		return nil, &rpc.Error{Code: rpc.CodeInvalidRequest, Message: err.Error()}
+	case err != nil:
+		return nil, paramErr(err, "")
+	}
+	return &rpc.PromptResponse{StopReason: stop}, nil
 }
+
+const noModelMessage = "no model configured: set --model PROVIDER/MODEL or CODING_AGENT_MODEL (providers: anthropic, openai) with ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL for an OpenAI-compatible server"
+
+var noModelVariables = []string{"CODING_AGENT_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"}
 
 // Cancel handles session/cancel: it ends the session's work in flight;
 // pending permission requests resolve as not allowed.
@@ -402,9 +498,10 @@ func modeState(p tools.Preset) *rpc.SessionModeState {
 	return &rpc.SessionModeState{CurrentModeID: string(p), AvailableModes: slices.Clone(presetModes)}
 }
 
-// configOptions is the full list of the session's config options: the
+// configOptions is the full list of a session's config options: the
 // preset (category mode) and the model (category model).
-func configOptions(p tools.Preset) []rpc.SessionConfigOption {
+func (a *Agent) configOptions(s *Session) []rpc.SessionConfigOption {
+	p := s.Preset()
 	preset := rpc.SessionConfigOption{
 		ID: "preset", Name: "Permissions", Category: rpc.ConfigCategoryMode, Type: rpc.ConfigTypeSelect,
 		CurrentValue: string(p),
@@ -415,6 +512,12 @@ func configOptions(p tools.Preset) []rpc.SessionConfigOption {
 	model := rpc.SessionConfigOption{
 		ID: "model", Name: "Model", Category: rpc.ConfigCategoryModel, Type: rpc.ConfigTypeSelect,
 		Options: []rpc.SessionConfigSelectOption{},
+	}
+	if m := s.Model(); m != nil {
+		model.CurrentValue = m.Name()
+	}
+	for _, name := range a.env.configuredModels(model.CurrentValue) {
+		model.Options = append(model.Options, rpc.SessionConfigSelectOption{Value: name, Name: name})
 	}
 	return []rpc.SessionConfigOption{preset, model}
 }

@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/coding-agent/coding-agent/sandbox"
+	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -29,10 +30,22 @@ type Env struct {
 	DataDir string
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Model is the default model as provider/model (the --model flag);
+	// empty means $CODING_AGENT_MODEL, else the one provider with
+	// credentials (PROTOCOL.md §11).
+	Model string
+	// ModelOptions tune the model clients (retries, timeouts).
+	ModelOptions models.Options
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(string) string
 
 	once    sync.Once
 	queue   *tools.MutationQueue
 	outputs *tools.OutputStore
+
+	modelOnce sync.Once
+	model     models.Model
+	modelErr  error
 
 	sbOnce   sync.Once
 	sb       *sandbox.Sandbox
@@ -60,6 +73,7 @@ func (e *Env) init() {
 // (bounded, about 2 s at most) so that its result is ready for initialize.
 func (e *Env) Start(ctx context.Context) error {
 	e.init()
+	e.defaultModel()
 	st := e.sandboxStatus(ctx)
 	switch {
 	case !st.Available:
@@ -88,7 +102,7 @@ func (e *Env) Shutdown() {
 func (e *Env) sandboxStatus(ctx context.Context) sandbox.Status {
 	e.sbOnce.Do(func() {
 		e.init()
-		e.sb = sandbox.New(sandbox.Config{Logger: e.Logger})
+		e.sb = sandbox.New(sandbox.Options{Logger: e.Logger})
 		e.sbStatus = e.sb.Probe(ctx)
 	})
 	return e.sbStatus

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/coding-agent/coding-agent/rpc"
+	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -36,12 +37,23 @@ type Options struct {
 	// (ACP session/request_permission). Nil means there is nobody to ask:
 	// such requests are denied.
 	RequestPermission func(ctx context.Context, req *rpc.RequestPermissionRequest) (*rpc.RequestPermissionResponse, error)
+	// Approver, if set, decides instead of RequestPermission: a host that
+	// asks its user directly (the CLI asks on the terminal).
+	Approver tools.Approver
 	// OnUpdate receives the session's updates (ACP session/update) in
 	// order, from one goroutine at a time per operation. It must not block
 	// for long.
 	OnUpdate func(rpc.SessionUpdate)
 	// Buffers reports editor buffers with unsaved changes; nil if none.
 	Buffers tools.Buffers
+	// Model answers prompts; nil means prompts fail with ErrNoModel.
+	Model models.Model
+	// MaxTurnRequests bounds the model requests of one prompt; 0 means
+	// DefaultMaxTurnRequests.
+	MaxTurnRequests int
+	// ID, when set, reopens the stored session with that id instead of
+	// creating a new one (see Env.OpenSession).
+	id string
 }
 
 // Session is one coding-agent session. Its methods are safe for concurrent
@@ -54,10 +66,15 @@ type Session struct {
 	tools []string
 	opts  Options
 
+	journal *journal // nil when sessions are not persisted
+
 	// mu guards the fields below.
-	mu     sync.Mutex
-	preset tools.Preset
-	closed bool
+	mu        sync.Mutex
+	preset    tools.Preset
+	model     models.Model
+	history   []models.Message
+	prompting bool
+	closed    bool
 	// turn is cancelled by Cancel: it ends every operation in flight, and
 	// a new one replaces it.
 	turn       context.Context
@@ -101,7 +118,23 @@ func (e *Env) NewSession(opts Options) (*Session, error) {
 	if opts.ApprovalTimeout == 0 {
 		opts.ApprovalTimeout = DefaultApprovalTimeout
 	}
-	s := &Session{env: e, id: newID("sess"), cwd: cwd, roots: roots, tools: names, opts: opts, preset: preset}
+	if opts.MaxTurnRequests < 0 {
+		return nil, &ParamError{Field: "maxTurnRequests", Msg: "must not be negative"}
+	}
+	if opts.MaxTurnRequests == 0 {
+		opts.MaxTurnRequests = DefaultMaxTurnRequests
+	}
+	s := &Session{env: e, id: opts.id, cwd: cwd, roots: roots, tools: names, opts: opts, preset: preset, model: opts.Model}
+	if s.id == "" {
+		s.id = newID("sess")
+		if e.store() != nil {
+			j, err := e.store().create(s.meta())
+			if err != nil {
+				return nil, err
+			}
+			s.journal = j
+		}
+	}
 	s.life, s.closeLife = context.WithCancel(context.Background())
 	s.turn, s.cancelTurn = context.WithCancel(s.life)
 	return s, nil
@@ -137,8 +170,44 @@ func (s *Session) SetPreset(p tools.Preset) (bool, error) {
 	defer s.mu.Unlock()
 	changed := s.preset != p
 	s.preset = p
+	if changed {
+		s.journal.append(record{Type: recPreset, Preset: string(p)})
+	}
 	return changed, nil
 }
+
+// Model returns the session's model, nil if none.
+func (s *Session) Model() models.Model {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.model
+}
+
+// SetModel changes the model used by later prompts.
+func (s *Session) SetModel(m models.Model) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.model = m
+}
+
+// History returns a copy of the conversation so far.
+func (s *Session) History() []models.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.history)
+}
+
+func (s *Session) appendHistory(m models.Message) {
+	if len(m.Parts) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.history = append(s.history, m)
+	s.mu.Unlock()
+	s.journal.append(record{Type: recMessage, Message: &m})
+}
+
+func (s *Session) maxTurnRequests() int { return s.opts.MaxTurnRequests }
 
 // Cancel ends every operation in flight (tool calls, pending approvals);
 // the session stays usable.
@@ -159,6 +228,7 @@ func (s *Session) Close() {
 	s.mu.Unlock()
 	s.closeLife()
 	s.ops.Wait()
+	s.journal.close()
 }
 
 // begin starts an operation: its context ends with ctx, with Cancel and
@@ -183,7 +253,15 @@ func (s *Session) begin(ctx context.Context) (context.Context, func(), error) {
 	}, nil
 }
 
+// emit sends an update to the host and records it for replay.
 func (s *Session) emit(u rpc.SessionUpdate) {
+	s.journal.appendUpdate(s.id, u)
+	s.send(u)
+}
+
+// send sends an update to the host without recording it: live progress
+// that a replay does not need.
+func (s *Session) send(u rpc.SessionUpdate) {
 	if s.opts.OnUpdate != nil {
 		s.opts.OnUpdate(u)
 	}
@@ -221,7 +299,10 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 // and reports its progress and outcome as tool_call_updates.
 func (s *Session) runTool(ctx context.Context, id, name string, args json.RawMessage) tools.Result {
 	opts := s.env.toolOptions(ctx, s.Preset(), s.roots[1:])
-	opts.Approver = &approver{s: s}
+	opts.Approver = s.opts.Approver
+	if opts.Approver == nil {
+		opts.Approver = &approver{s: s}
+	}
 	opts.Buffers = s.opts.Buffers
 	t, err := tools.New(name, s.cwd, opts)
 	if err != nil {
@@ -231,7 +312,7 @@ func (s *Session) runTool(ctx context.Context, id, name string, args json.RawMes
 	}
 	s.emit(&rpc.ToolCallUpdate{ToolCallID: id, Status: rpc.ToolStatusInProgress})
 	res := tools.Run(ctx, t, tools.Call{ID: id, Args: args, Progress: func(p tools.Progress) {
-		s.emit(&rpc.ToolCallUpdate{ToolCallID: id, Content: []rpc.ToolCallContent{rpc.TextContent(p.Tail)}})
+		s.send(&rpc.ToolCallUpdate{ToolCallID: id, Content: []rpc.ToolCallContent{rpc.TextContent(p.Tail)}})
 	}})
 	s.emit(finalUpdate(id, args, res))
 	return res

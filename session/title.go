@@ -28,11 +28,8 @@ func toolKind(name string) string {
 // incomplete while they stream: "Read <path>", "Edit <path>", "Write
 // <path>", "Bash · <command>". Paths inside cwd are shown relative to it.
 func toolTitle(name, cwd string, args json.RawMessage) string {
-	var a struct {
-		Path    string `json:"path"`
-		Command string `json:"command"`
-	}
-	_ = json.Unmarshal(args, &a) // a partial or invalid object gives a bare title
+	f := partialFields(string(args))
+	a := struct{ Path, Command string }{f["path"], f["command"]}
 	switch name {
 	case "read", "edit", "write":
 		t := strings.ToUpper(name[:1]) + name[1:]

@@ -4,6 +4,7 @@
 // Usage:
 //
 //	coding-agent [serve] [flags]          serve ACP on stdin/stdout (the default)
+//	coding-agent --print PROMPT [flags]   one prompt turn; the answer on stdout
 //	coding-agent tool NAME --json ARGS    run one built-in tool and print its result
 //	coding-agent sandbox probe [--json]   report what the OS sandbox can do here
 //	coding-agent --version | --help
@@ -64,6 +65,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var err error
 	switch sub {
 	case "", "serve":
+		if sub == "" && hasPrint(args) {
+			return runPrint(ctx, args, stdin, stdout, stderr)
+		}
 		if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
 			fmt.Fprintf(stdout, "coding-agent %s\n", version)
 			return exitOK
@@ -109,6 +113,10 @@ const usageText = `coding-agent: a coding-agent backend speaking ACP (Agent Clie
 
 Usage:
   coding-agent [serve] [flags]            Serve ACP JSON-RPC on stdin/stdout (default).
+  coding-agent --print PROMPT             Run one prompt turn: the final answer on stdout,
+        [--tools read,bash,edit,write]    tool activity on stderr. --tools "" gives no tools.
+        [--model P/M] [--preset P]        Approvals are asked on the terminal (y/N), else
+        [--cwd DIR] [--data-dir DIR]      denied. Exit 0, 1 error, 2 usage, 130 cancelled.
   coding-agent tool NAME --json ARGS      Run one built-in tool (read, bash, edit, write)
         [--cwd DIR] [--preset P]          standalone and print its result as JSON.
         [--data-dir DIR]                  Exit 0, or 1 when the result is an error.
@@ -120,6 +128,9 @@ Serve flags:
   --max-message-bytes N          Largest accepted message (default 67108864).
   --log-level debug|info|warn|error  Log level for stderr (env CODING_AGENT_LOG; default info).
   --trace FILE                   Append a trace of every protocol message to FILE.
+  --model PROVIDER/MODEL         Default model (env CODING_AGENT_MODEL), e.g.
+                                 anthropic/claude-sonnet-4-5 or openai/gpt-4.1; keys from
+                                 ANTHROPIC_API_KEY, OPENAI_API_KEY (+ OPENAI_BASE_URL).
   --data-dir DIR                 Data directory (env CODING_AGENT_DATA_DIR; default
                                  $XDG_DATA_HOME/coding-agent or ~/.local/share/coding-agent).
 

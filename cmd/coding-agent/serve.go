@@ -23,6 +23,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	logLevel := fs.String("log-level", "", "debug, info, warn or error")
 	trace := fs.String("trace", "", "file to append a wire trace to")
 	dataDir := fs.String("data-dir", "", "data directory")
+	model := fs.String("model", "", "default model as provider/model")
 	if err := fs.Parse(args); err != nil {
 		return usagef("%v", err)
 	}
@@ -53,7 +54,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer f.Close()
 		opts.Trace = f
 	}
-	env := &session.Env{Version: version, DataDir: dir, Logger: logger}
+	env := &session.Env{Version: version, DataDir: dir, Logger: logger, Model: *model}
 	if err := env.Start(ctx); err != nil {
 		return err
 	}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/coding-agent/coding-agent/rpc"
+	"github.com/coding-agent/coding-agent/session"
+	"github.com/coding-agent/coding-agent/tools"
+)
+
+// exitCancelled is the exit status of a --print run stopped by Ctrl-C.
+const exitCancelled = 130
+
+// hasPrint reports whether the command line asks for one-shot mode.
+func hasPrint(args []string) bool {
+	for _, a := range args {
+		if a == "--print" || a == "-print" || a == "-p" || strings.HasPrefix(a, "--print=") || strings.HasPrefix(a, "-print=") {
+			return true
+		}
+	}
+	return false
+}
+
+// runPrint implements `coding-agent --print PROMPT`: one prompt turn, the
+// final answer on stdout, tool activity on stderr.
+func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("print", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	prompt := fs.String("print", "", "the prompt")
+	fs.StringVar(prompt, "p", "", "the prompt")
+	toolList := fs.String("tools", strings.Join(tools.Builtins(), ","), "comma-separated built-in tools; empty for none")
+	model := fs.String("model", "", "provider/model")
+	preset := fs.String("preset", "read-only", "read-only, workspace-write or full-access")
+	cwd := fs.String("cwd", "", "working directory")
+	dataDir := fs.String("data-dir", "", "data directory")
+	logLevel := fs.String("log-level", "warn", "log level for stderr")
+	if err := fs.Parse(args); err != nil {
+		return exitCode(usagef("%v", err), stderr)
+	}
+	if fs.NArg() > 0 {
+		return exitCode(usagef("unexpected argument %q (quote the prompt)", fs.Arg(0)), stderr)
+	}
+	if strings.TrimSpace(*prompt) == "" {
+		return exitCode(usagef("--print needs a prompt"), stderr)
+	}
+	names := []string{}
+	if *toolList != "" {
+		names = strings.Split(*toolList, ",")
+		for i := range names {
+			names[i] = strings.TrimSpace(names[i])
+		}
+	}
+	if _, err := tools.Select(names); err != nil {
+		return exitCode(usagef("--tools: %v", err), stderr)
+	}
+	p, err := tools.ParsePreset(*preset)
+	if err != nil {
+		return exitCode(usagef("--preset: %v", err), stderr)
+	}
+	if *cwd == "" {
+		if *cwd, err = os.Getwd(); err != nil {
+			return exitCode(err, stderr)
+		}
+	}
+	logger, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+	dir, err := session.ResolveDataDir(*dataDir)
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+	env := &session.Env{Version: version, DataDir: dir, Logger: logger, Model: *model}
+	defer env.Shutdown()
+
+	out := &printer{stderr: stderr}
+	s, err := env.NewSession(session.Options{
+		Cwd:      *cwd,
+		Tools:    names,
+		Preset:   p,
+		OnUpdate: out.update,
+		Approver: terminalApprover(stdin, stderr),
+	})
+	if err != nil {
+		var pe *session.ParamError
+		if errors.As(err, &pe) {
+			return exitCode(usagef("%v", err), stderr)
+		}
+		return exitCode(err, stderr)
+	}
+	defer s.Close()
+	stop, err := s.Prompt(ctx, []rpc.ContentBlock{rpc.TextBlock(*prompt)})
+	if errors.Is(err, session.ErrNoModel) {
+		msg := "no model configured: set --model PROVIDER/MODEL or CODING_AGENT_MODEL, with ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL"
+		if merr := env.ModelError(); merr != nil && !errors.Is(merr, session.ErrNoModel) {
+			msg = merr.Error()
+		}
+		return exitCode(errors.New(msg), stderr)
+	}
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+	if answer := out.answer(); answer != "" {
+		fmt.Fprintln(stdout, strings.TrimRight(answer, "\n"))
+	}
+	switch stop {
+	case rpc.StopEndTurn:
+		return exitOK
+	case rpc.StopCancelled:
+		fmt.Fprintln(stderr, "coding-agent: cancelled")
+		return exitCancelled
+	default:
+		fmt.Fprintf(stderr, "coding-agent: the turn stopped early: %s\n", stop)
+		return exitError
+	}
+}
+
+// printer shows a turn's tool activity on stderr and keeps the text of the
+// last agent message, the final answer.
+type printer struct {
+	stderr io.Writer
+
+	mu     sync.Mutex
+	lastID string
+	text   strings.Builder
+	titles map[string]string
+}
+
+func (p *printer) update(u rpc.SessionUpdate) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.titles == nil {
+		p.titles = map[string]string{}
+	}
+	switch u := u.(type) {
+	case *rpc.AgentMessageChunk:
+		if u.MessageID != p.lastID {
+			p.lastID = u.MessageID
+			p.text.Reset()
+		}
+		p.text.WriteString(u.Content.Text)
+	case *rpc.ToolCall:
+		p.titles[u.ToolCallID] = u.Title
+	case *rpc.ToolCallUpdate:
+		if u.Title != "" {
+			p.titles[u.ToolCallID] = u.Title
+		}
+		title := p.titles[u.ToolCallID]
+		switch u.Status {
+		case rpc.ToolStatusInProgress:
+			fmt.Fprintf(p.stderr, "→ %s\n", title)
+		case rpc.ToolStatusCompleted:
+			fmt.Fprintf(p.stderr, "✓ %s\n", title)
+		case rpc.ToolStatusFailed:
+			why := ""
+			for _, c := range u.Content {
+				if c.Type == rpc.ToolContentContent && c.Content != nil {
+					why, _, _ = strings.Cut(c.Content.Text, "\n")
+					break
+				}
+			}
+			fmt.Fprintf(p.stderr, "✗ %s: %s\n", title, why)
+		}
+	}
+}
+
+func (p *printer) answer() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.text.String()
+}
+
+// terminalApprover asks y/N on the terminal when one is attached, showing
+// the diff or the command and the justification; without a terminal every
+// request is denied.
+func terminalApprover(stdin io.Reader, stderr io.Writer) tools.Approver {
+	f, ok := stdin.(*os.File)
+	if !ok || !isTerminal(f) {
+		return tools.ApprovalFunc(func(ctx context.Context, req tools.ApprovalRequest) error {
+			return errors.New("not allowed: no terminal to ask for approval (run with a terminal, or choose a preset that allows this)")
+		})
+	}
+	var mu sync.Mutex
+	in := bufio.NewReader(f)
+	return tools.ApprovalFunc(func(ctx context.Context, req tools.ApprovalRequest) error {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(stderr, "\n%s wants to ", req.Tool)
+		if req.Kind == tools.RequestEscalation {
+			fmt.Fprintf(stderr, "run a command outside the sandbox:\n  $ %s\n", req.Command)
+		} else {
+			fmt.Fprintf(stderr, "change a file:\n%s\n", req.Diff)
+		}
+		if req.Justification != "" {
+			fmt.Fprintf(stderr, "Reason given: %s\n", req.Justification)
+		} else {
+			fmt.Fprintf(stderr, "%s\n", req.Reason)
+		}
+		fmt.Fprint(stderr, "Allow once? [y/N] ")
+		answer := make(chan string, 1)
+		go func() {
+			line, _ := in.ReadString('\n')
+			answer <- strings.ToLower(strings.TrimSpace(line))
+		}()
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(stderr)
+			return fmt.Errorf("not allowed: %w", ctx.Err())
+		case a := <-answer:
+			if a == "y" || a == "yes" {
+				return nil
+			}
+			return errors.New("not allowed: the user rejected it")
+		}
+	})
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,566 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coding-agent/coding-agent/rpc"
+	"github.com/coding-agent/coding-agent/session/models"
+	"github.com/coding-agent/coding-agent/tools"
+)
+
+// wireClient is a raw NDJSON JSON-RPC client driving an Agent through the
+// real rpc stack over in-process pipes.
+type wireClient struct {
+	t   *testing.T
+	w   io.WriteCloser
+	mu  sync.Mutex
+	id  int
+	res map[int]chan wireMsg
+	// onRequest answers agent→client requests (session/request_permission).
+	onRequest func(method string, params json.RawMessage) (any, *wireError)
+	notes     chan wireMsg
+	done      chan error
+}
+
+type wireMsg struct {
+	ID     *json.RawMessage `json:"id,omitempty"`
+	Method string           `json:"method,omitempty"`
+	Params json.RawMessage  `json:"params,omitempty"`
+	Result json.RawMessage  `json:"result,omitempty"`
+	Error  *wireError       `json:"error,omitempty"`
+}
+
+type wireError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// startAgent serves env over pipes and returns a client; the connection
+// closes at the end of the test.
+func startAgent(t *testing.T, env *Env) *wireClient {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &wireClient{t: t, w: inW, res: map[int]chan wireMsg{}, notes: make(chan wireMsg, 1000), done: make(chan error, 1)}
+	var agent *Agent
+	go func() {
+		c.done <- rpc.Serve(context.Background(), inR, outW, func(cl rpc.Client) rpc.Agent {
+			agent = NewAgent(env, cl)
+			return agent
+		}, rpc.Options{})
+		outW.Close()
+	}()
+	go c.read(outR)
+	t.Cleanup(func() {
+		inW.Close()
+		select {
+		case <-c.done:
+		case <-time.After(10 * time.Second):
+			t.Error("the server did not stop after stdin closed")
+		}
+		if agent != nil {
+			agent.Close()
+		}
+	})
+	c.call("initialize", map[string]any{"protocolVersion": 1}, nil)
+	return c
+}
+
+func (c *wireClient) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var m wireMsg
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			c.t.Errorf("agent sent invalid JSON %q: %v", sc.Text(), err)
+			continue
+		}
+		switch {
+		case m.Method != "" && m.ID != nil:
+			go c.answer(m)
+		case m.Method != "":
+			c.notes <- m
+		default:
+			var id int
+			_ = json.Unmarshal(*m.ID, &id)
+			c.mu.Lock()
+			ch := c.res[id]
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
+		}
+	}
+}
+
+func (c *wireClient) answer(m wireMsg) {
+	var result any = nil
+	var werr *wireError
+	if c.onRequest != nil {
+		result, werr = c.onRequest(m.Method, m.Params)
+	} else {
+		werr = &wireError{Code: -32601, Message: "no handler"}
+	}
+	if result == nil && werr == nil {
+		return // never answered
+	}
+	msg := map[string]any{"jsonrpc": "2.0", "id": m.ID}
+	if werr != nil {
+		msg["error"] = werr
+	} else {
+		msg["result"] = result
+	}
+	c.send(msg)
+}
+
+func (c *wireClient) send(msg any) {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, err := c.w.Write(append(b, '\n')); err != nil {
+		c.t.Errorf("write: %v", err)
+	}
+}
+
+// call sends a request and decodes its result into out; it returns the
+// JSON-RPC error, if any.
+func (c *wireClient) call(method string, params, out any) *wireError {
+	c.t.Helper()
+	c.mu.Lock()
+	c.id++
+	id := c.id
+	ch := make(chan wireMsg, 1)
+	c.res[id] = ch
+	c.mu.Unlock()
+	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			return m.Error
+		}
+		if out != nil {
+			if err := json.Unmarshal(m.Result, out); err != nil {
+				c.t.Fatalf("%s: decoding result %s: %v", method, m.Result, err)
+			}
+		}
+		return nil
+	case <-time.After(30 * time.Second):
+		c.t.Fatalf("%s: no answer", method)
+		return nil
+	}
+}
+
+func (c *wireClient) notify(method string, params any) {
+	c.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+// updates drains the notifications received so far, then waits briefly
+// for more until the marker update kind appears (or returns what it has).
+func (c *wireClient) drain() []wireMsg {
+	var out []wireMsg
+	for {
+		select {
+		case m := <-c.notes:
+			out = append(out, m)
+		default:
+			return out
+		}
+	}
+}
+
+func updateKinds(ms []wireMsg) []string {
+	var out []string
+	for _, m := range ms {
+		var n struct {
+			Update struct {
+				Kind   string `json:"sessionUpdate"`
+				Status string `json:"status"`
+			} `json:"update"`
+		}
+		_ = json.Unmarshal(m.Params, &n)
+		k := n.Update.Kind
+		if n.Update.Status != "" {
+			k += ":" + n.Update.Status
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+func newSession(t *testing.T, c *wireClient, cwd string, meta map[string]any) string {
+	t.Helper()
+	params := map[string]any{"cwd": cwd, "mcpServers": []any{}}
+	if meta != nil {
+		params["_meta"] = map[string]any{"coding-agent": meta}
+	}
+	var res struct{ SessionID string }
+	if err := c.call("session/new", params, &res); err != nil {
+		t.Fatalf("session/new: %+v", err)
+	}
+	return res.SessionID
+}
+
+func TestAgentInitialize(t *testing.T) {
+	c := startAgent(t, &Env{Version: "1.2.3", DataDir: t.TempDir()})
+	var res map[string]any
+	if err := c.call("initialize", map[string]any{"protocolVersion": 7}, &res); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res)
+	for _, want := range []string{
+		`"protocolVersion":1`, `"version":"1.2.3"`, `"loadSession":true`, `"image":true`, `"audio":false`,
+		`"tools":["read","bash","edit","write"]`, `"documentSync":{"version":1}`, `"directTools":true`, `"outputs":true`,
+		`"sandbox":{"available":`, `"list":{}`, `"resume":{}`, `"close":{}`, `"authMethods":[]`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("initialize result lacks %s:\n%s", want, b)
+		}
+	}
+}
+
+func TestAgentNewSessionErrors(t *testing.T) {
+	dir := t.TempDir()
+	c := startAgent(t, &Env{DataDir: t.TempDir()})
+	for _, test := range []struct {
+		name   string
+		params map[string]any
+		code   int
+		msg    string
+	}{
+		{"relative cwd", map[string]any{"cwd": "rel", "mcpServers": []any{}}, -32602, "cwd"},
+		{"missing cwd", map[string]any{"cwd": filepath.Join(dir, "nope"), "mcpServers": []any{}}, -32602, "does not exist"},
+		{"unknown tool", map[string]any{"cwd": dir, "mcpServers": []any{}, "_meta": map[string]any{"coding-agent": map[string]any{"tools": []string{"read", "grep"}}}}, -32602, "read, bash, edit, write"},
+		{"unknown preset", map[string]any{"cwd": dir, "mcpServers": []any{}, "_meta": map[string]any{"coding-agent": map[string]any{"preset": "yolo"}}}, -32602, "preset"},
+		{"bad additional directory", map[string]any{"cwd": dir, "mcpServers": []any{}, "additionalDirectories": []string{"x"}}, -32602, "additionalDirectories[0]"},
+		{"bad approval timeout", map[string]any{"cwd": dir, "mcpServers": []any{}, "_meta": map[string]any{"coding-agent": map[string]any{"approvalTimeoutSeconds": -1}}}, -32602, "approvalTimeoutSeconds"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			err := c.call("session/new", test.params, nil)
+			if err == nil || err.Code != test.code || !strings.Contains(err.Message, test.msg) {
+				t.Errorf("error %+v, want %d containing %q", err, test.code, test.msg)
+			}
+		})
+	}
+}
+
+func TestAgentToolSelection(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "f.txt"), []byte("x\n"), 0o644)
+	c := startAgent(t, &Env{DataDir: t.TempDir()})
+	none := newSession(t, c, dir, map[string]any{"tools": []string{}})
+	err := c.call("_coding-agent/tools/call", map[string]any{"sessionId": none, "name": "read", "arguments": map[string]any{"path": "f.txt"}}, nil)
+	if err == nil || err.Code != -32602 || !strings.Contains(err.Message, "not enabled") {
+		t.Errorf("tools [] then read: %+v", err)
+	}
+	dup := newSession(t, c, dir, map[string]any{"tools": []string{"read", "read"}})
+	var res struct{ IsError bool }
+	if err := c.call("_coding-agent/tools/call", map[string]any{"sessionId": dup, "name": "read", "arguments": map[string]any{"path": "f.txt"}}, &res); err != nil || res.IsError {
+		t.Errorf("read in a session with read: %+v %+v", err, res)
+	}
+}
+
+func TestAgentModesAndConfigOptions(t *testing.T) {
+	c := startAgent(t, &Env{DataDir: t.TempDir()})
+	sid := newSession(t, c, t.TempDir(), nil)
+	c.drain()
+	if err := c.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full-access"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := updateKinds(c.drainWait(2)); strings.Join(got, ",") != "current_mode_update,config_option_update" {
+		t.Errorf("updates after set_mode: %q", got)
+	}
+	if err := c.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "yolo"}, nil); err == nil || err.Code != -32602 {
+		t.Errorf("unknown mode: %+v", err)
+	}
+	var res struct {
+		ConfigOptions []struct{ ID, CurrentValue string }
+	}
+	if err := c.call("session/set_config_option", map[string]any{"sessionId": sid, "configId": "preset", "value": "workspace-write"}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.ConfigOptions) != 2 || res.ConfigOptions[0].CurrentValue != "workspace-write" || res.ConfigOptions[1].ID != "model" {
+		t.Errorf("config options %+v", res.ConfigOptions)
+	}
+	if err := c.call("session/set_config_option", map[string]any{"sessionId": sid, "configId": "colour", "value": "x"}, nil); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "configId") {
+		t.Errorf("unknown config option: %+v", err)
+	}
+}
+
+func TestAgentUnknownSession(t *testing.T) {
+	c := startAgent(t, &Env{DataDir: t.TempDir()})
+	for method, params := range map[string]map[string]any{
+		"session/prompt":            {"sessionId": "sess_x", "prompt": []any{map[string]any{"type": "text", "text": "hi"}}},
+		"session/set_mode":          {"sessionId": "sess_x", "modeId": "read-only"},
+		"session/set_config_option": {"sessionId": "sess_x", "configId": "preset", "value": "read-only"},
+		"session/close":             {"sessionId": "sess_x"},
+		"session/load":              {"sessionId": "sess_x", "cwd": "/", "mcpServers": []any{}},
+		"session/resume":            {"sessionId": "sess_x", "cwd": "/"},
+		"_coding-agent/tools/call":  {"sessionId": "sess_x", "name": "read", "arguments": map[string]any{"path": "x"}},
+	} {
+		err := c.call(method, params, nil)
+		if err == nil || err.Code != -32002 || !strings.Contains(string(err.Data), `"sess_x"`) {
+			t.Errorf("%s: %+v, want -32002 with data.sessionId", method, err)
+		}
+	}
+}
+
+func TestAgentPromptWithoutModel(t *testing.T) {
+	env := &Env{DataDir: t.TempDir(), Getenv: func(string) string { return "" }}
+	c := startAgent(t, env)
+	sid := newSession(t, c, t.TempDir(), nil)
+	err := c.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}, nil)
+	if err == nil || err.Code != -32010 || !strings.Contains(string(err.Data), "ANTHROPIC_API_KEY") || !strings.Contains(err.Message, "--model") {
+		t.Errorf("prompt without a model: %+v", err)
+	}
+}
+
+// TestAgentApprovals covers every outcome of a permission request: only an
+// explicit allow_once dispatches the change.
+func TestAgentApprovals(t *testing.T) {
+	for _, test := range []struct {
+		name    string
+		answer  func(params json.RawMessage) (any, *wireError)
+		timeout float64
+		written bool
+		msg     string
+	}{
+		{name: "allow", answer: selected("allow_once"), written: true},
+		{name: "reject", answer: selected("reject_once"), msg: "rejected"},
+		{name: "cancelled outcome", answer: func(json.RawMessage) (any, *wireError) {
+			return map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}, nil
+		}, msg: "cancelled"},
+		{name: "error answer", answer: func(json.RawMessage) (any, *wireError) {
+			return nil, &wireError{Code: -32603, Message: "editor exploded"}
+		}, msg: "editor exploded"},
+		{name: "unknown option", answer: selected("allow_always"), msg: "unknown option"},
+		{name: "timeout", answer: func(json.RawMessage) (any, *wireError) { return nil, nil }, timeout: 0.05, msg: "timed out"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c := startAgent(t, &Env{DataDir: t.TempDir()})
+			var mu sync.Mutex
+			var asked []json.RawMessage
+			c.onRequest = func(method string, params json.RawMessage) (any, *wireError) {
+				mu.Lock()
+				asked = append(asked, params)
+				mu.Unlock()
+				if method != "session/request_permission" {
+					return nil, &wireError{Code: -32601, Message: method}
+				}
+				return test.answer(params)
+			}
+			meta := map[string]any{}
+			if test.timeout > 0 {
+				meta["approvalTimeoutSeconds"] = test.timeout
+			}
+			sid := newSession(t, c, dir, meta)
+			var res struct {
+				IsError bool
+				Content []struct{ Text string }
+			}
+			err := c.call("_coding-agent/tools/call", map[string]any{"sessionId": sid, "name": "write",
+				"arguments": map[string]any{"path": "out.txt", "content": "new\n", "justification": "Sie wollten es."}}, &res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, statErr := os.Stat(filepath.Join(dir, "out.txt"))
+			if written := statErr == nil; written != test.written || res.IsError == test.written {
+				t.Fatalf("written %v isError %v (%+v), want written %v", written, res.IsError, res.Content, test.written)
+			}
+			if test.msg != "" && !strings.Contains(strings.ToLower(res.Content[0].Text), test.msg) {
+				t.Errorf("result %q does not say %q", res.Content[0].Text, test.msg)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(asked) != 1 {
+				t.Fatalf("%d permission requests, want 1", len(asked))
+			}
+			var p struct {
+				SessionID string
+				ToolCall  struct {
+					ToolCallID, Title, Kind string
+					Content                 []map[string]any
+					Meta                    map[string]map[string]string `json:"_meta"`
+				}
+				Options []map[string]string
+			}
+			json.Unmarshal(asked[0], &p)
+			if p.SessionID != sid || p.ToolCall.Title != "Write out.txt" || p.ToolCall.Kind != "edit" || len(p.Options) != 2 {
+				t.Errorf("permission request %s", asked[0])
+			}
+			m := p.ToolCall.Meta["coding-agent"]
+			if m["justification"] != "Sie wollten es." || m["request"] != "file-change" || m["reason"] == "" {
+				t.Errorf("permission _meta %v", m)
+			}
+		})
+	}
+}
+
+func selected(option string) func(json.RawMessage) (any, *wireError) {
+	return func(json.RawMessage) (any, *wireError) {
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": option}}, nil
+	}
+}
+
+// TestAgentCancelResolvesPendingApproval: session/cancel while a permission
+// request waits → not dispatched, and the client is told to cancel it.
+func TestAgentCancelResolvesPendingApproval(t *testing.T) {
+	dir := t.TempDir()
+	c := startAgent(t, &Env{DataDir: t.TempDir()})
+	asked := make(chan struct{}, 1)
+	c.onRequest = func(method string, params json.RawMessage) (any, *wireError) {
+		asked <- struct{}{}
+		return nil, nil // never answers
+	}
+	sid := newSession(t, c, dir, nil)
+	go func() {
+		<-asked
+		c.notify("session/cancel", map[string]any{"sessionId": sid})
+	}()
+	var res struct {
+		IsError bool
+		Content []struct{ Text string }
+	}
+	if err := c.call("_coding-agent/tools/call", map[string]any{"sessionId": sid, "name": "write", "arguments": map[string]any{"path": "w.txt", "content": "x"}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(res.Content[0].Text, "cancel") {
+		t.Errorf("result %+v, want a cancelled error", res)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "w.txt")); err == nil {
+		t.Error("w.txt was written")
+	}
+	found := false
+	for _, m := range c.drainWait(1) {
+		if m.Method == "$/cancel_request" {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("the client was not sent $/cancel_request for the pending permission request")
+	}
+}
+
+func TestAgentOutputs(t *testing.T) {
+	dir := t.TempDir()
+	c := startAgent(t, &Env{DataDir: t.TempDir()})
+	sid := newSession(t, c, dir, map[string]any{"preset": "full-access"})
+	var res struct {
+		IsError bool
+		Details struct {
+			FullOutputPath string `json:"fullOutputPath"`
+		}
+	}
+	if err := c.call("_coding-agent/tools/call", map[string]any{"sessionId": sid, "name": "bash", "arguments": map[string]any{"command": "seq 1 5000"}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Details.FullOutputPath == "" {
+		t.Fatalf("no retained output: %+v", res)
+	}
+	var list struct {
+		Outputs []struct {
+			Path       string
+			Bytes      int64
+			ToolCallID string
+		}
+	}
+	if err := c.call("_coding-agent/outputs/list", map[string]any{}, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Outputs) != 1 || list.Outputs[0].Path != res.Details.FullOutputPath || list.Outputs[0].Bytes == 0 || list.Outputs[0].ToolCallID == "" {
+		t.Fatalf("outputs/list %+v", list)
+	}
+	if err := c.call("_coding-agent/outputs/remove", map[string]any{"path": "/etc/passwd"}, nil); err == nil || err.Code != -32602 {
+		t.Errorf("removing a file outside the store: %+v", err)
+	}
+	if err := c.call("_coding-agent/outputs/remove", map[string]any{}, nil); err == nil || err.Code != -32602 {
+		t.Errorf("remove without path or all: %+v", err)
+	}
+	var removed struct{ Removed []string }
+	if err := c.call("_coding-agent/outputs/remove", map[string]any{"all": true}, &removed); err != nil || len(removed.Removed) != 1 {
+		t.Fatalf("remove all: %+v %+v", removed, err)
+	}
+	if _, err := os.Stat(res.Details.FullOutputPath); err == nil {
+		t.Error("the retained file still exists")
+	}
+}
+
+// TestAgentLoadReplaysAfterRestart stores a session with one process's Env
+// and loads it through a new agent, as after a restart of the binary.
+func TestAgentLoadReplaysAfterRestart(t *testing.T) {
+	data := t.TempDir()
+	cwd := t.TempDir()
+	m := &scriptModel{responses: [][]models.Event{{text("Hello "), text("there."), done(models.StopEndTurn)}}}
+	env := &Env{DataDir: data}
+	s, err := env.NewSession(Options{Cwd: cwd, Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("hi")}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	var logs bytes.Buffer
+	c := startAgent(t, &Env{DataDir: data, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	var list struct {
+		Sessions []struct{ SessionID, Cwd, Title string }
+	}
+	if err := c.call("session/list", map[string]any{}, &list); err != nil || len(list.Sessions) != 1 || list.Sessions[0].SessionID != s.ID() || list.Sessions[0].Title != "hi" {
+		t.Fatalf("session/list %+v %+v", list, err)
+	}
+	c.drain()
+	if err := c.call("session/load", map[string]any{"sessionId": s.ID(), "cwd": cwd, "mcpServers": []any{map[string]any{"name": "files", "command": "mcp-files"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The replay is sent before the answer, so it is all here.
+	got := updateKinds(c.drain())
+	want := "user_message_chunk,agent_message_chunk,agent_message_chunk"
+	if strings.Join(got, ",") != want {
+		t.Errorf("replay %q, want %s", got, want)
+	}
+	if !strings.Contains(logs.String(), "mcp-files") && !strings.Contains(logs.String(), "files") {
+		t.Errorf("no warning about the MCP server in the log:\n%s", logs.String())
+	}
+	if err := c.call("session/resume", map[string]any{"sessionId": s.ID(), "cwd": cwd}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.drain(); len(got) != 0 {
+		t.Errorf("resume replayed %d updates", len(got))
+	}
+}
+
+// drainWait waits until at least n notifications arrived (or 10 s passed)
+// and returns all that did.
+func (c *wireClient) drainWait(n int) []wireMsg {
+	var out []wireMsg
+	deadline := time.After(10 * time.Second)
+	for len(out) < n {
+		select {
+		case m := <-c.notes:
+			out = append(out, m)
+		case <-deadline:
+			return out
+		}
+	}
+	return append(out, c.drain()...)
+}
+
+var _ = fmt.Sprint
+var _ = tools.ReadOnly

@@ -1,0 +1,377 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coding-agent/coding-agent/rpc"
+	"github.com/coding-agent/coding-agent/session/models"
+	"github.com/coding-agent/coding-agent/tools"
+)
+
+// DefaultMaxTurnRequests bounds the model requests of one prompt.
+const DefaultMaxTurnRequests = 100
+
+// maxAgentsMD bounds how much of AGENTS.md goes into the system prompt.
+const maxAgentsMD = 64 << 10
+
+// ErrNoModel is returned by [Session.Prompt] when the session has no model.
+var ErrNoModel = models.ErrNoModel
+
+// ErrBusy is returned by [Session.Prompt] while another prompt runs.
+var ErrBusy = errors.New("a prompt is already running in this session")
+
+// Prompt runs one prompt turn: it sends the conversation to the model,
+// streams its answer as updates, runs the tool calls of each answer one
+// after another, returns their results to the model, and loops until the
+// model stops. It returns the ACP stop reason. Cancellation (ctx, Cancel or
+// Close) ends the turn with "cancelled", never an error.
+func (s *Session) Prompt(ctx context.Context, prompt []rpc.ContentBlock) (string, error) {
+	model := s.Model()
+	if model == nil {
+		return "", ErrNoModel
+	}
+	user, err := userMessage(prompt)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	if s.prompting {
+		s.mu.Unlock()
+		return "", ErrBusy
+	}
+	s.prompting = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.prompting = false
+		s.mu.Unlock()
+	}()
+	ctx, done, err := s.begin(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer done()
+
+	msgID := newID("msg")
+	for _, b := range prompt {
+		s.emit(&rpc.UserMessageChunk{Content: b, MessageID: msgID})
+	}
+	s.appendHistory(user)
+	system := s.systemPrompt()
+	specs := s.toolSpecs()
+	for range s.maxTurnRequests() {
+		if ctx.Err() != nil {
+			return rpc.StopCancelled, nil
+		}
+		t := &turn{s: s, ctx: ctx, msgID: newID("msg")}
+		stop, err := t.stream(model, models.Request{System: system, Messages: s.History(), Tools: specs})
+		if ctx.Err() != nil {
+			t.failPending("cancelled")
+			s.appendHistory(t.assistant())
+			s.appendHistory(t.cancelledResults())
+			return rpc.StopCancelled, nil
+		}
+		if err != nil {
+			t.failPending("the model request failed")
+			return "", err
+		}
+		s.appendHistory(t.assistant())
+		if len(t.calls) == 0 {
+			return acpStop(stop), nil
+		}
+		results := models.Message{Role: models.RoleUser}
+		for _, c := range t.calls {
+			if ctx.Err() != nil {
+				s.emit(failedUpdate(c.id, "cancelled before it ran"))
+				results.Parts = append(results.Parts, toolResult(c.id, "The user cancelled before this tool call ran.", true))
+				continue
+			}
+			res := s.modelToolCall(ctx, c)
+			results.Parts = append(results.Parts, toolResult(c.id, resultText(res), res.IsError))
+		}
+		s.appendHistory(results)
+		if ctx.Err() != nil {
+			return rpc.StopCancelled, nil
+		}
+	}
+	return rpc.StopMaxTurnRequests, nil
+}
+
+// acpStop maps a provider-neutral stop reason to ACP's.
+func acpStop(stop string) string {
+	switch stop {
+	case models.StopMaxTokens:
+		return rpc.StopMaxTokens
+	case models.StopRefusal:
+		return rpc.StopRefusal
+	}
+	return rpc.StopEndTurn
+}
+
+// turn is one model request of a prompt turn and what it streamed.
+type turn struct {
+	s        *Session
+	ctx      context.Context
+	msgID    string
+	thinkID  string
+	text     strings.Builder
+	thinking strings.Builder
+	sig      string
+	calls    []*pendingCall
+	byIndex  map[int]*pendingCall
+}
+
+// pendingCall is a tool call the model is emitting.
+type pendingCall struct {
+	id, name string
+	args     strings.Builder
+	title    string
+	finished bool
+}
+
+// stream runs one model request, turning its events into session updates.
+func (t *turn) stream(model models.Model, req models.Request) (string, error) {
+	var stop string
+	t.byIndex = map[int]*pendingCall{}
+	err := model.Stream(t.ctx, req, func(ev models.Event) {
+		switch ev.Kind {
+		case models.EventText:
+			t.text.WriteString(ev.Text)
+			t.s.emit(&rpc.AgentMessageChunk{Content: rpc.TextBlock(ev.Text), MessageID: t.msgID})
+		case models.EventThinking:
+			if t.thinkID == "" {
+				t.thinkID = newID("msg")
+			}
+			t.thinking.WriteString(ev.Text)
+			if ev.Signature != "" {
+				t.sig = ev.Signature
+			}
+			if ev.Text != "" {
+				t.s.emit(&rpc.AgentThoughtChunk{Content: rpc.TextBlock(ev.Text), MessageID: t.thinkID})
+			}
+		case models.EventToolStart:
+			c := &pendingCall{id: ev.ToolCallID, name: ev.ToolName}
+			if c.id == "" {
+				c.id = newID("call")
+			}
+			c.title = toolTitle(c.name, t.s.cwd, nil)
+			t.calls = append(t.calls, c)
+			t.byIndex[ev.Index] = c
+			t.s.emit(&rpc.ToolCall{ToolCallID: c.id, Title: c.title, Name: c.name, Kind: toolKind(c.name), Status: rpc.ToolStatusPending})
+		case models.EventToolDelta:
+			c := t.byIndex[ev.Index]
+			if c == nil {
+				return
+			}
+			c.args.WriteString(ev.ArgsDelta)
+			if title := toolTitle(c.name, t.s.cwd, json.RawMessage(c.args.String())); title != c.title {
+				c.title = title
+				t.s.emit(&rpc.ToolCallUpdate{ToolCallID: c.id, Title: title})
+			}
+		case models.EventToolEnd:
+			if c := t.byIndex[ev.Index]; c != nil {
+				c.finished = true
+			}
+		case models.EventUsage:
+			used := ev.Usage.InputTokens + ev.Usage.OutputTokens
+			if used > 0 {
+				t.s.emit(&rpc.UsageUpdate{Used: used, Size: ev.Usage.ContextWindow})
+			}
+		case models.EventDone:
+			stop = ev.StopReason
+		}
+	})
+	return stop, err
+}
+
+// assistant is the assistant message the model sent in this request.
+func (t *turn) assistant() models.Message {
+	m := models.Message{Role: models.RoleAssistant}
+	if t.thinking.Len() > 0 || t.sig != "" {
+		m.Parts = append(m.Parts, models.Part{Kind: models.PartThinking, Text: t.thinking.String(), Signature: t.sig})
+	}
+	if t.text.Len() > 0 {
+		m.Parts = append(m.Parts, models.Part{Kind: models.PartText, Text: t.text.String()})
+	}
+	for _, c := range t.calls {
+		m.Parts = append(m.Parts, models.Part{Kind: models.PartToolCall, ToolCallID: c.id, ToolName: c.name, Args: argsOrEmpty(c.args.String())})
+	}
+	return m
+}
+
+// cancelledResults answers every tool call of this request as cancelled, so
+// that the history stays well-formed for the next prompt.
+func (t *turn) cancelledResults() models.Message {
+	m := models.Message{Role: models.RoleUser}
+	for _, c := range t.calls {
+		m.Parts = append(m.Parts, toolResult(c.id, "The user cancelled before this tool call ran.", true))
+	}
+	return m
+}
+
+// failPending marks the tool calls of this request failed.
+func (t *turn) failPending(why string) {
+	for _, c := range t.calls {
+		t.s.emit(failedUpdate(c.id, why))
+	}
+}
+
+func failedUpdate(id, why string) *rpc.ToolCallUpdate {
+	return &rpc.ToolCallUpdate{ToolCallID: id, Status: rpc.ToolStatusFailed, Content: []rpc.ToolCallContent{rpc.TextContent(why)}}
+}
+
+// argsOrEmpty returns the arguments as JSON; arguments that are not a
+// valid JSON object (a model that stopped mid-way) become {}.
+func argsOrEmpty(s string) json.RawMessage {
+	if json.Valid([]byte(s)) && strings.HasPrefix(strings.TrimSpace(s), "{") {
+		return json.RawMessage(s)
+	}
+	return json.RawMessage(`{}`)
+}
+
+// modelToolCall validates and runs one tool call of the model, in order.
+func (s *Session) modelToolCall(ctx context.Context, c *pendingCall) tools.Result {
+	args := json.RawMessage(c.args.String())
+	if !slices.Contains(s.tools, c.name) {
+		res := tools.ErrorResult(fmt.Errorf("unknown tool %q: this session's tools are %s", c.name, strings.Join(s.tools, ", ")))
+		s.emit(finalUpdate(c.id, argsOrEmpty(c.args.String()), res))
+		return res
+	}
+	if !json.Valid(args) {
+		res := tools.ErrorResult(&tools.ValidationError{Tool: c.name, Rule: "the arguments are not a complete JSON object"})
+		s.emit(finalUpdate(c.id, argsOrEmpty(c.args.String()), res))
+		return res
+	}
+	return s.runTool(ctx, c.id, c.name, args)
+}
+
+func toolResult(id, text string, isError bool) models.Part {
+	return models.Part{Kind: models.PartToolResult, ToolCallID: id, Text: text, IsError: isError}
+}
+
+// resultText is what the model is told of a tool result.
+func resultText(res tools.Result) string {
+	var b strings.Builder
+	for i, c := range res.Content {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(c.Text)
+	}
+	if b.Len() == 0 {
+		return "(no output)"
+	}
+	return b.String()
+}
+
+// userMessage converts a prompt into the user's message for the model.
+func userMessage(prompt []rpc.ContentBlock) (models.Message, error) {
+	m := models.Message{Role: models.RoleUser}
+	for i, b := range prompt {
+		switch b.Type {
+		case rpc.ContentText:
+			m.Parts = append(m.Parts, models.Part{Kind: models.PartText, Text: b.Text})
+		case rpc.ContentImage:
+			m.Parts = append(m.Parts, models.Part{Kind: models.PartImage, MimeType: b.MimeType, Data: b.Data})
+		case rpc.ContentResourceLink:
+			m.Parts = append(m.Parts, models.Part{Kind: models.PartText, Text: fmt.Sprintf("[@%s](%s)", b.Name, b.URI)})
+		case rpc.ContentResource:
+			r := b.Resource
+			switch {
+			case r == nil:
+				return m, &ParamError{Field: fmt.Sprintf("prompt[%d].resource", i), Msg: "required"}
+			case r.Text != nil:
+				m.Parts = append(m.Parts, models.Part{Kind: models.PartText, Text: fmt.Sprintf("<context uri=%q>\n%s\n</context>", r.URI, *r.Text)})
+			case r.Blob != nil && strings.HasPrefix(r.MimeType, "image/"):
+				m.Parts = append(m.Parts, models.Part{Kind: models.PartImage, MimeType: r.MimeType, Data: *r.Blob})
+			default:
+				m.Parts = append(m.Parts, models.Part{Kind: models.PartText, Text: fmt.Sprintf("[binary resource %s (%s) omitted]", r.URI, r.MimeType)})
+			}
+		case rpc.ContentAudio:
+			return m, &ParamError{Field: fmt.Sprintf("prompt[%d]", i), Msg: "audio is not supported (promptCapabilities.audio is false)"}
+		default:
+			return m, &ParamError{Field: fmt.Sprintf("prompt[%d].type", i), Msg: fmt.Sprintf("unknown content block type %q", b.Type)}
+		}
+	}
+	if len(m.Parts) == 0 {
+		return m, &ParamError{Field: "prompt", Msg: "must not be empty"}
+	}
+	return m, nil
+}
+
+// toolSpecs describes the session's tools to the model.
+func (s *Session) toolSpecs() []models.ToolSpec {
+	var specs []models.ToolSpec
+	for _, name := range s.tools {
+		t, err := tools.New(name, s.cwd, tools.Options{})
+		if err != nil {
+			continue
+		}
+		specs = append(specs, models.ToolSpec{Name: t.Name(), Description: t.Description(), Schema: t.Schema()})
+	}
+	return specs
+}
+
+// systemPrompt tells the model who it is, what it can do, where it works
+// and the project's own instructions.
+func (s *Session) systemPrompt() string {
+	var b strings.Builder
+	b.WriteString("You are coding-agent, a coding assistant that works in the user's project through tools. ")
+	b.WriteString("Be direct and precise. Read before you change; prefer small, exact edits; check your work.\n")
+	if len(s.tools) == 0 {
+		b.WriteString("\nYou have no tools in this session: answer from the conversation alone.\n")
+	} else {
+		b.WriteString("\n# Tools\n")
+		for _, spec := range s.toolSpecs() {
+			fmt.Fprintf(&b, "\n## %s\n%s\n", spec.Name, spec.Description)
+		}
+		b.WriteString("\nTool calls of one message run one after another, in order. ")
+		b.WriteString("When a write, an edit or an escalated command needs the user's approval, give a brief `justification` in the user's language. ")
+		b.WriteString("It is shown to the user as plain text; it never changes the permission preset and authorizes nothing by itself.\n")
+	}
+	b.WriteString("\n# Environment\n")
+	fmt.Fprintf(&b, "- Working directory: %s\n", s.cwd)
+	if len(s.roots) > 1 {
+		fmt.Fprintf(&b, "- Additional directories: %s\n", strings.Join(s.roots[1:], ", "))
+	}
+	fmt.Fprintf(&b, "- OS: %s/%s\n", runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(&b, "- Date: %s\n", time.Now().Format("2006-01-02"))
+	fmt.Fprintf(&b, "- Permission preset: %s (%s)\n", s.Preset(), presetSummary(s.Preset()))
+	if md := readAgentsMD(s.cwd); md != "" {
+		b.WriteString("\n# Project instructions (AGENTS.md)\n\n")
+		b.WriteString(md)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func presetSummary(p tools.Preset) string {
+	switch p {
+	case tools.WorkspaceWrite:
+		return "edits and sandboxed commands may write inside the working directory and additional directories; anything else needs approval"
+	case tools.FullAccess:
+		return "no sandbox; .git and the agent's data stay protected"
+	}
+	return "you may read anywhere; edits, writes and commands that write need the user's approval"
+}
+
+// readAgentsMD returns AGENTS.md at the root of cwd, bounded in size.
+func readAgentsMD(cwd string) string {
+	f, err := os.Open(filepath.Join(cwd, "AGENTS.md"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, maxAgentsMD))
+	return strings.TrimSpace(string(b))
+}
