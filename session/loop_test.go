@@ -72,7 +72,9 @@ func toolCall(index int, id, name string, pieces ...string) []models.Event {
 
 func text(s string) models.Event { return models.Event{Kind: models.EventText, Text: s} }
 
-func done(reason string) models.Event { return models.Event{Kind: models.EventDone, StopReason: reason} }
+func done(reason string) models.Event {
+	return models.Event{Kind: models.EventDone, StopReason: reason}
+}
 
 func concat(parts ...[]models.Event) []models.Event {
 	var out []models.Event
