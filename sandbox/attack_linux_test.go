@@ -188,6 +188,16 @@ func setupHost() (*hostEnv, error) {
 	return h, nil
 }
 
+// reset restores the shared host files that attacks target, so that one
+// case's baseline breach does not look like another case's.
+func (h *hostEnv) reset() {
+	if h.etcFile != "" {
+		os.WriteFile(h.etcFile, []byte("orig\n"), 0o644)
+	}
+	os.Remove(h.varTmp)
+	os.Remove(h.devShm)
+}
+
 func cleanupTestGlobals() {
 	if host != nil {
 		for i := len(host.closers) - 1; i >= 0; i-- {
@@ -240,6 +250,7 @@ type result struct {
 func run(t testing.TB, mode string, f *fixture, preset Preset, script string, timeout time.Duration) result {
 	t.Helper()
 	h := testHost(t)
+	h.reset()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	env := append(os.Environ(), "HOME="+f.home, "EXE="+h.exe)
@@ -359,7 +370,9 @@ func attacks() []attack {
 		{name: "io_uring", script: func(f *fixture, h *hostEnv) string { return "SANDBOX_TEST_TOOL=iouring $EXE" },
 			held: func(f *fixture, h *hostEnv, r result, _ int64) bool { return !strings.Contains(r.out, "OK") }},
 		{name: "write $HOME", script: func(f *fixture, h *hostEnv) string { return "echo x > $HOME/x; echo x > ~/.bashrc" },
-			held: func(f *fixture, h *hostEnv, r result, _ int64) bool { return !exists(f.home+"/x") && !exists(f.home+"/.bashrc") }},
+			held: func(f *fixture, h *hostEnv, r result, _ int64) bool {
+				return !exists(f.home+"/x") && !exists(f.home+"/.bashrc")
+			}},
 		{name: "write /etc", skip: rootOnly, script: func(f *fixture, h *hostEnv) string { return "echo x >> " + h.etcFile },
 			held: func(f *fixture, h *hostEnv, r result, _ int64) bool { return read(h.etcFile) == "orig\n" }},
 		{name: "write /var/tmp", script: func(f *fixture, h *hostEnv) string { return "echo x > " + h.varTmp },
@@ -371,7 +384,9 @@ func attacks() []attack {
 				return !exists(f.dir+"/parent-x") && read(f.out+"/existing") == "orig\n"
 			}},
 		{name: ".git/config", script: func(f *fixture, h *hostEnv) string { return "echo '[core] fsmonitor=evil' >> .git/config" },
-			held: func(f *fixture, h *hostEnv, r result, _ int64) bool { return !strings.Contains(read(f.ws+"/.git/config"), "evil") }},
+			held: func(f *fixture, h *hostEnv, r result, _ int64) bool {
+				return !strings.Contains(read(f.ws+"/.git/config"), "evil")
+			}},
 		{name: ".git/hooks/x", script: func(f *fixture, h *hostEnv) string { return "echo evil > .git/hooks/x" },
 			held: func(f *fixture, h *hostEnv, r result, _ int64) bool { return !exists(f.ws + "/.git/hooks/x") }},
 		{name: "rm -rf .git", script: func(f *fixture, h *hostEnv) string { return "rm -rf .git" },
@@ -388,7 +403,9 @@ func attacks() []attack {
 			return "git init -q .; mkdir .git; echo 'gitdir: /x' > .git"
 		}, held: func(f *fixture, h *hostEnv, r result, _ int64) bool { return !exists(f.ws + "/.git") }},
 		{name: "nested sub/.git/config", script: func(f *fixture, h *hostEnv) string { return "echo evil >> sub/.git/config" },
-			held: func(f *fixture, h *hostEnv, r result, _ int64) bool { return !strings.Contains(read(f.ws+"/sub/.git/config"), "evil") }},
+			held: func(f *fixture, h *hostEnv, r result, _ int64) bool {
+				return !strings.Contains(read(f.ws+"/sub/.git/config"), "evil")
+			}},
 		{name: "rename the parent of a nested .git", script: func(f *fixture, h *hostEnv) string {
 			return "mv sub sub2; mkdir -p sub/.git && echo evil > sub/.git/config"
 		}, held: func(f *fixture, h *hostEnv, r result, _ int64) bool {

@@ -259,7 +259,30 @@ func TestServer(t *testing.T) {
 	}
 }
 `)
-		r := run(t, "sandbox", f, WorkspaceWrite, "export GOTOOLCHAIN=local GOFLAGS=-mod=mod; go build -o tiny . && ./tiny && go test -count=1 . 2>&1", 120*time.Second)
+		// The build cache outside the workspace is configured as an extra
+		// writable root, as a user would; a cold cache would rebuild the
+		// standard library (minutes on two cores).
+		out, err := exec.Command("go", "env", "GOCACHE").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gocache := strings.TrimSpace(string(out))
+		s := New(Options{ExtraWritable: []string{gocache}})
+		cmd, cleanup, err := s.Command(context.Background(), Policy{Preset: WorkspaceWrite, WritableRoots: []string{f.ws}},
+			"export GOTOOLCHAIN=local GOFLAGS=-mod=mod; go env GOCACHE; go build -o tiny . && ./tiny && go test -count=1 . 2>&1", f.ws,
+			append(os.Environ(), "GOCACHE="+gocache))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := cmd.CombinedOutput()
+		cleanup()
+		r := result{out: string(b)}
+		if err != nil {
+			r.code = -1
+		}
+		if !strings.HasPrefix(r.out, gocache+"\n") {
+			t.Errorf("GOCACHE in a writable root was not kept:\n%s", r.out)
+		}
 		if r.code != 0 || !strings.Contains(r.out, "built") || !strings.Contains(r.out, "ok") {
 			t.Fatalf("exit %d:\n%s", r.code, r.out)
 		}
