@@ -148,6 +148,9 @@ func (c *client) stream(ctx context.Context, url string, header http.Header, bod
 			return err
 		}
 		if attempt > c.maxRetries {
+			if attempt == 1 {
+				return err
+			}
 			return fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
 		}
 		c.log.LogAttrs(ctx, slog.LevelWarn, "model request failed; retrying",
