@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coding-agent/coding-agent/editorsync"
 	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/tools"
 )
@@ -118,6 +119,11 @@ func (a *Agent) wire(opts *Options, sid *string) {
 		}
 	}
 	opts.RequestPermission = a.client.RequestPermission
+	opts.OnFilesChanged = func(batch []editorsync.Change) {
+		if err := a.client.FilesChanged(context.Background(), filesChanged(*sid, batch)); err != nil {
+			a.env.Logger.Debug("files_changed not sent", "session", *sid, "err", err)
+		}
+	}
 	if opts.Model == nil {
 		opts.Model = a.env.defaultModel()
 	}
@@ -466,16 +472,55 @@ func (a *Agent) OutputsRemove(ctx context.Context, req *rpc.OutputsRemoveRequest
 }
 
 // DidOpen handles document/didOpen.
-func (a *Agent) DidOpen(ctx context.Context, n *rpc.DidOpenNotification) {}
+func (a *Agent) DidOpen(ctx context.Context, n *rpc.DidOpenNotification) {
+	a.document("didOpen", n.SessionID, n.URI, func(d *editorsync.Documents) error {
+		return d.Open(n.URI, n.LanguageID, int(n.Version), n.Text)
+	})
+}
 
-// DidChange handles document/didChange.
-func (a *Agent) DidChange(ctx context.Context, n *rpc.DidChangeNotification) {}
+// DidChange handles document/didChange; changes apply in arrival order.
+func (a *Agent) DidChange(ctx context.Context, n *rpc.DidChangeNotification) {
+	a.document("didChange", n.SessionID, n.URI, func(d *editorsync.Documents) error {
+		changes := make([]editorsync.TextChange, len(n.ContentChanges))
+		for i, c := range n.ContentChanges {
+			changes[i].Text = c.Text
+			if r := c.Range; r != nil {
+				changes[i].Range = &editorsync.Range{
+					Start: editorsync.Position{Line: r.Start.Line, Character: r.Start.Character},
+					End:   editorsync.Position{Line: r.End.Line, Character: r.End.Character},
+				}
+			}
+		}
+		return d.Change(n.URI, int(n.Version), changes)
+	})
+}
 
 // DidSave handles document/didSave.
-func (a *Agent) DidSave(ctx context.Context, n *rpc.DidSaveNotification) {}
+func (a *Agent) DidSave(ctx context.Context, n *rpc.DidSaveNotification) {
+	a.document("didSave", n.SessionID, n.URI, func(d *editorsync.Documents) error { return d.Save(n.URI) })
+}
 
 // DidClose handles document/didClose.
-func (a *Agent) DidClose(ctx context.Context, n *rpc.DidCloseNotification) {}
+func (a *Agent) DidClose(ctx context.Context, n *rpc.DidCloseNotification) {
+	a.document("didClose", n.SessionID, n.URI, func(d *editorsync.Documents) error { return d.Close(n.URI) })
+}
+
+// document applies a document notification to its session's documents. A
+// notification has no answer, so problems go to the log.
+func (a *Agent) document(what, sessionID, uri string, apply func(*editorsync.Documents) error) {
+	s, err := a.session(sessionID)
+	if err != nil {
+		a.env.Logger.Warn("document/"+what+" for an unknown session", "session", sessionID, "uri", uri)
+		return
+	}
+	docs := s.Documents()
+	if docs == nil {
+		return
+	}
+	if err := apply(docs); err != nil {
+		a.env.Logger.Warn("document/"+what+" not applied", "session", sessionID, "uri", uri, "err", err)
+	}
+}
 
 // paramErr turns a *ParamError into -32602 naming its field (prefixed);
 // other errors pass through.

@@ -244,12 +244,12 @@ func (s *Session) modelToolCall(ctx context.Context, c *pendingCall) tools.Resul
 	args := json.RawMessage(c.args.String())
 	if !slices.Contains(s.tools, c.name) {
 		res := tools.ErrorResult(fmt.Errorf("unknown tool %q: this session's tools are %s", c.name, strings.Join(s.tools, ", ")))
-		s.emit(finalUpdate(c.id, argsOrEmpty(c.args.String()), res))
+		s.emit(finalUpdate(c.id, argsOrEmpty(c.args.String()), res, nil))
 		return res
 	}
 	if !json.Valid(args) {
 		res := tools.ErrorResult(&tools.ValidationError{Tool: c.name, Rule: "the arguments are not a complete JSON object"})
-		s.emit(finalUpdate(c.id, argsOrEmpty(c.args.String()), res))
+		s.emit(finalUpdate(c.id, argsOrEmpty(c.args.String()), res, nil))
 		return res
 	}
 	return s.runTool(ctx, c.id, c.name, args)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coding-agent/coding-agent/editorsync"
 	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
@@ -46,6 +47,11 @@ type Options struct {
 	OnUpdate func(rpc.SessionUpdate)
 	// Buffers reports editor buffers with unsaved changes; nil if none.
 	Buffers tools.Buffers
+	// OnFilesChanged, if set, turns on editor buffer sync: the session
+	// watches its roots and the directories of open documents and reports
+	// each batch of changes on disk (from one goroutine, in order). Open
+	// documents then guard edit/write against clobbering unsaved changes.
+	OnFilesChanged func([]editorsync.Change)
 	// Model answers prompts; nil means prompts fail with ErrNoModel.
 	Model models.Model
 	// MaxTurnRequests bounds the model requests of one prompt; 0 means
@@ -66,7 +72,8 @@ type Session struct {
 	tools []string
 	opts  Options
 
-	journal *journal // nil when sessions are not persisted
+	journal *journal         // nil when sessions are not persisted
+	sync    *editorsync.Sync // nil without editor sync
 
 	// mu guards the fields below.
 	mu        sync.Mutex
@@ -125,11 +132,15 @@ func (e *Env) NewSession(opts Options) (*Session, error) {
 		opts.MaxTurnRequests = DefaultMaxTurnRequests
 	}
 	s := &Session{env: e, id: opts.id, cwd: cwd, roots: roots, tools: names, opts: opts, preset: preset, model: opts.Model}
+	if err := s.startSync(); err != nil {
+		return nil, err
+	}
 	if s.id == "" {
 		s.id = newID("sess")
 		if e.store() != nil {
 			j, err := e.store().create(s.meta())
 			if err != nil {
+				s.closeSync()
 				return nil, err
 			}
 			s.journal = j
@@ -229,6 +240,15 @@ func (s *Session) Close() {
 	s.closeLife()
 	s.ops.Wait()
 	s.journal.close()
+	s.closeSync()
+}
+
+func (s *Session) closeSync() {
+	if s.sync != nil {
+		if err := s.sync.Close(); err != nil {
+			s.env.Logger.Debug("closing the file watcher", "err", err)
+		}
+	}
 }
 
 // begin starts an operation: its context ends with ctx, with Cancel and
@@ -303,25 +323,34 @@ func (s *Session) runTool(ctx context.Context, id, name string, args json.RawMes
 	if opts.Approver == nil {
 		opts.Approver = &approver{s: s}
 	}
-	opts.Buffers = s.opts.Buffers
+	opts.Buffers = s.buffers()
 	t, err := tools.New(name, s.cwd, opts)
 	if err != nil {
 		res := tools.ErrorResult(err)
-		s.emit(finalUpdate(id, args, res))
+		s.emit(finalUpdate(id, args, res, nil))
 		return res
 	}
 	s.emit(&rpc.ToolCallUpdate{ToolCallID: id, Status: rpc.ToolStatusInProgress})
+	endCall := s.watchCall(ctx, id, name)
 	res := tools.Run(ctx, t, tools.Call{ID: id, Args: args, Progress: func(p tools.Progress) {
 		s.send(&rpc.ToolCallUpdate{ToolCallID: id, Content: []rpc.ToolCallContent{rpc.TextContent(p.Tail)}})
 	}})
-	s.emit(finalUpdate(id, args, res))
+	if s.sync != nil {
+		// Our own writes stay attributed to this call even when the
+		// watcher sees them after the call ended.
+		for _, ch := range res.Changes {
+			s.sync.RecordWrite(ch.Path, sha256Hex(ch.NewText), id, name)
+		}
+	}
+	diffs := endCall()
+	s.emit(finalUpdate(id, args, res, diffs))
 	return res
 }
 
 // finalUpdate is the completed or failed tool_call_update of a result: its
 // text, a diff for every changed file, the locations, the final arguments
 // and the tool's details.
-func finalUpdate(id string, args json.RawMessage, res tools.Result) *rpc.ToolCallUpdate {
+func finalUpdate(id string, args json.RawMessage, res tools.Result, diffs []editorsync.FileDiff) *rpc.ToolCallUpdate {
 	u := &rpc.ToolCallUpdate{
 		ToolCallID: id,
 		Status:     rpc.ToolStatusCompleted,
@@ -339,6 +368,7 @@ func finalUpdate(id string, args json.RawMessage, res tools.Result) *rpc.ToolCal
 		u.Content = append(u.Content, rpc.DiffContent(ch.Path, ch.OldText, ch.NewText))
 		u.Locations = append(u.Locations, rpc.ToolCallLocation{Path: ch.Path, Line: max(ch.Line, 1)})
 	}
+	addDiffs(u, &res, diffs)
 	if raw, err := json.Marshal(res.Details); err == nil {
 		u.RawOutput = raw
 	}

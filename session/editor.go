@@ -1,0 +1,141 @@
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/coding-agent/coding-agent/editorsync"
+	"github.com/coding-agent/coding-agent/rpc"
+	"github.com/coding-agent/coding-agent/tools"
+)
+
+// Editor buffer sync (PROTOCOL.md §8): a session with Options.OnFilesChanged
+// watches its roots and the directories of the documents the editor opens,
+// reports every change on disk, attributes it to the tool call that made
+// it, guards dirty buffers against edit/write, and gives bash calls diffs
+// of the files they changed.
+
+// startSync starts the session's watcher when the host wants change
+// reports.
+func (s *Session) startSync() error {
+	if s.opts.OnFilesChanged == nil {
+		return nil
+	}
+	sy, err := editorsync.New(editorsync.Options{
+		Roots:    s.roots,
+		OnChange: s.opts.OnFilesChanged,
+		Logger:   s.env.Logger.With("session", s.id),
+	})
+	if err != nil {
+		return fmt.Errorf("watching the session roots: %w", err)
+	}
+	s.sync = sy
+	return nil
+}
+
+// Documents returns the session's open editor documents, nil when the
+// session does not sync with an editor.
+func (s *Session) Documents() *editorsync.Documents {
+	if s.sync == nil {
+		return nil
+	}
+	return s.sync.Documents()
+}
+
+// buffers is what the tools see of the editor's buffers.
+func (s *Session) buffers() tools.Buffers {
+	if s.sync != nil {
+		return s.sync
+	}
+	if s.opts.Buffers != nil {
+		return s.opts.Buffers
+	}
+	return nil
+}
+
+// watchCall brackets a tool call for attribution; for bash it snapshots the
+// roots first so that the files the command changed can be shown as diffs.
+// The returned function ends the call and returns those diffs.
+func (s *Session) watchCall(ctx context.Context, id, name string) func() []editorsync.FileDiff {
+	if s.sync == nil {
+		return func() []editorsync.FileDiff { return nil }
+	}
+	var snap *editorsync.Snapshot
+	if name == "bash" {
+		var err error
+		snap, err = s.sync.Snapshot(ctx, s.roots, editorsync.SnapshotLimits{})
+		if err != nil {
+			s.env.Logger.Debug("no snapshot before bash; its changes get no diffs", "err", err)
+		}
+	}
+	s.sync.BeginCall(id, name)
+	return func() []editorsync.FileDiff {
+		s.sync.EndCall(id)
+		if snap == nil {
+			return nil
+		}
+		diffs, err := s.sync.Diff(context.WithoutCancel(ctx), snap)
+		if err != nil {
+			s.env.Logger.Debug("no diffs after bash", "err", err)
+		}
+		return diffs
+	}
+}
+
+// addDiffs puts the files a bash command changed on its final update as
+// diff content and locations, and lists them in rawOutput's details.
+func addDiffs(u *rpc.ToolCallUpdate, res *tools.Result, diffs []editorsync.FileDiff) {
+	if len(diffs) == 0 {
+		return
+	}
+	var changed []map[string]any
+	for _, d := range diffs {
+		entry := map[string]any{"path": d.Path}
+		switch {
+		case d.NewText == nil:
+			entry["kind"] = "deleted"
+		case d.OldText == nil && !d.OldUnknown:
+			entry["kind"] = "created"
+		default:
+			entry["kind"] = "modified"
+		}
+		if d.Binary || d.TooLarge || d.OldUnknown {
+			entry["diff"] = false
+		}
+		changed = append(changed, entry)
+		u.Locations = append(u.Locations, rpc.ToolCallLocation{Path: d.Path, Line: max(d.Line, 1)})
+		if d.Binary || d.TooLarge || d.OldUnknown || d.NewText == nil {
+			// ACP v1 cannot express a deletion or a change without the
+			// old text as a diff; the path is in locations and details.
+			continue
+		}
+		u.Content = append(u.Content, rpc.DiffContent(d.Path, d.OldText, *d.NewText))
+	}
+	if res.Details == nil {
+		res.Details = map[string]any{}
+	}
+	res.Details["changedFiles"] = changed
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// filesChanged converts a batch of changes to the wire notification.
+func filesChanged(sessionID string, batch []editorsync.Change) *rpc.FilesChangedNotification {
+	n := &rpc.FilesChangedNotification{SessionID: sessionID, Changes: make([]rpc.FileChange, 0, len(batch))}
+	for _, c := range batch {
+		fc := rpc.FileChange{Path: c.Path, URI: c.URI, Kind: string(c.Kind), Open: c.Open, SHA256: c.SHA256}
+		if fc.URI == "" {
+			fc.URI = editorsync.PathToURI(c.Path)
+		}
+		if c.Origin != nil {
+			fc.Origin = &rpc.ChangeOrigin{ToolCallID: c.Origin.ToolCallID, Tool: c.Origin.Tool}
+		}
+		n.Changes = append(n.Changes, fc)
+	}
+	return n
+}
