@@ -292,9 +292,6 @@ func run(t testing.TB, mode string, f *fixture, preset Preset, script string, ti
 	return r
 }
 
-func read(p string) string { b, _ := os.ReadFile(p); return string(b) }
-
-func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 
 // sleepers returns the pids of `sleep N` processes on the host and kills
 // them (the test started them).
