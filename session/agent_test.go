@@ -564,3 +564,55 @@ func (c *wireClient) drainWait(n int) []wireMsg {
 
 var _ = fmt.Sprint
 var _ = tools.ReadOnly
+
+// TestAgentSandboxedBash runs bash through the real sandbox: writes inside
+// the workspace work, writes outside fail, and an approved escalation runs
+// the one command unsandboxed.
+func TestAgentSandboxedBash(t *testing.T) {
+	ws := t.TempDir()
+	outside := t.TempDir()
+	env := &Env{DataDir: t.TempDir()}
+	c := startAgent(t, env)
+	if st := env.sandboxStatus(context.Background()); !st.Available {
+		t.Fatalf("no sandbox on this machine: %s", st.Reason)
+	}
+	var asked int
+	c.onRequest = func(method string, params json.RawMessage) (any, *wireError) {
+		asked++
+		var p struct {
+			ToolCall struct {
+				Meta map[string]map[string]string `json:"_meta"`
+			}
+		}
+		json.Unmarshal(params, &p)
+		if p.ToolCall.Meta["coding-agent"]["request"] != "escalation" {
+			return nil, &wireError{Code: -32602, Message: "expected an escalation"}
+		}
+		return selected("allow_once")(params)
+	}
+	sid := newSession(t, c, ws, map[string]any{"preset": "workspace-write"})
+	var res struct {
+		IsError bool
+		Details map[string]any
+	}
+	cmd := "echo in > in.txt; echo out > " + filepath.Join(outside, "x") + "; true"
+	if err := c.call("_coding-agent/tools/call", map[string]any{"sessionId": sid, "name": "bash", "arguments": map[string]any{"command": cmd}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "in.txt")); err != nil {
+		t.Errorf("write inside the workspace failed: %v (%+v)", err, res)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "x")); err == nil {
+		t.Fatal("the sandboxed command wrote outside the workspace")
+	}
+	if res.Details["sandboxed"] != true {
+		t.Errorf("details %v, want sandboxed", res.Details)
+	}
+	esc := map[string]any{"command": "echo out > " + filepath.Join(outside, "x"), "sandbox_permissions": "require_escalated", "justification": "Write the file you asked for."}
+	if err := c.call("_coding-agent/tools/call", map[string]any{"sessionId": sid, "name": "bash", "arguments": esc}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "x")); err != nil || asked != 1 {
+		t.Errorf("approved escalation: asked %d times, file: %v (%+v)", asked, err, res)
+	}
+}
