@@ -833,3 +833,26 @@ func TestBashCancelWithCauseIsStillACancellation(t *testing.T) {
 		t.Errorf("err = %v (kind %s), want a cancellation naming the cause", err, ErrorKind(err))
 	}
 }
+
+func TestBashRetainFailureIsReported(t *testing.T) {
+	// The data directory is a file: the output directory cannot be made.
+	data := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(data, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := newTestBash(t, Options{DataDir: data})
+	res, err := runBash(t, b, map[string]any{"command": "seq 1 3000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	note, tail, _ := strings.Cut(resultText(res), "\n")
+	if !strings.Contains(note, "full output was not retained") || !strings.Contains(note, OutputDir(data)) {
+		t.Errorf("annotation = %q, want it to say why nothing was retained", note)
+	}
+	if tail != numberedLines(1001, 3000) {
+		t.Error("the tail is wrong when retaining fails")
+	}
+	if _, ok := res.Details["fullOutputPath"]; ok {
+		t.Errorf("fullOutputPath set: %v", res.Details)
+	}
+}
