@@ -544,3 +544,41 @@ func TestAttacksDegraded(t *testing.T) {
 		})
 	}
 }
+
+// TestGitdirFileProtected: a `.git` file (a worktree) points at a gitdir
+// in another writable root; the gitdir and its common dir stay read-only.
+func TestGitdirFileProtected(t *testing.T) {
+	testSandbox(t)
+	for _, mode := range []string{"sandbox", "plain"} {
+		t.Run(mode, func(t *testing.T) {
+			f := newFixture(t, true)
+			repo := f.dir + "/repo"
+			if out, err := sh(repo, "git init -q . && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x && git worktree add -q "+f.ws+"/wt 2>&1"); err != nil {
+				t.Fatalf("%v %s", err, out)
+			}
+			gitdir := strings.TrimSpace(strings.TrimPrefix(read(f.ws+"/wt/.git"), "gitdir:"))
+			script := "echo evil >> " + gitdir + "/HEAD; echo evil > " + repo + "/.git/hooks/pre-commit; echo evil >> wt/.git"
+			var r result
+			if mode == "sandbox" {
+				ctx := context.Background()
+				p := Policy{Preset: WorkspaceWrite, WritableRoots: []string{f.ws, repo}}
+				cmd, cleanup, err := testSandbox(t).Command(ctx, p, script, f.ws, os.Environ())
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, _ := cmd.CombinedOutput()
+				cleanup()
+				r.out = string(out)
+			} else {
+				r = run(t, "plain", f, WorkspaceWrite, script, 10*time.Second)
+			}
+			held := !strings.Contains(read(gitdir+"/HEAD"), "evil") && !exists(repo+"/.git/hooks/pre-commit") && !strings.Contains(read(f.ws+"/wt/.git"), "evil")
+			if mode == "sandbox" && !held {
+				t.Errorf("BREACH:\n%s", r.out)
+			}
+			if mode == "plain" && held {
+				t.Errorf("baseline detected no breach:\n%s", r.out)
+			}
+		})
+	}
+}
