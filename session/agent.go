@@ -47,9 +47,11 @@ func (a *Agent) Close() {
 	ss := a.sessions
 	a.sessions = map[string]*agentSession{}
 	a.mu.Unlock()
+	var wg sync.WaitGroup
 	for _, s := range ss {
-		s.Close()
+		wg.Go(s.Close)
 	}
+	wg.Wait()
 }
 
 // Initialize answers initialize (PROTOCOL.md §2). Version negotiation: this

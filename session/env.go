@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/coding-agent/coding-agent/sandbox"
 	"github.com/coding-agent/coding-agent/session/models"
@@ -127,7 +128,10 @@ func (e *Env) toolOptions(ctx context.Context, preset tools.Preset, roots []stri
 		Queue:         e.queue,
 		Outputs:       e.outputs,
 		Sandbox:       e.toolSandbox(ctx),
-		Logger:        e.Logger,
+		// A second of grace keeps a shutdown with a TERM-ignoring
+		// command within PROTOCOL.md's 2 s.
+		KillGrace: time.Second,
+		Logger:    e.Logger,
 	}
 }
 

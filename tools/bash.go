@@ -133,12 +133,16 @@ func NewBash(cwd string, opts Options) (*Bash, error) {
 	if outputs == nil && opts.DataDir != "" {
 		outputs = NewOutputStore(OutputDir(opts.DataDir))
 	}
+	grace := DefaultGrace
+	if opts.KillGrace > 0 {
+		grace = opts.KillGrace
+	}
 	return &Bash{
 		cwd:     filepath.Clean(cwd),
 		opts:    opts,
 		outputs: outputs,
 		v:       newValidator("bash", bashSchema),
-		Grace:   DefaultGrace,
+		Grace:   grace,
 	}, nil
 }
 

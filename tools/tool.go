@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Tool is one built-in tool.
@@ -185,6 +186,9 @@ type Options struct {
 	// Sandbox prepares sandboxed bash commands. Nil means no sandbox is
 	// available: bash refuses to run under read-only and workspace-write.
 	Sandbox Sandbox
+	// KillGrace is how long a cancelled or timed-out bash command gets
+	// between SIGTERM and SIGKILL; 0 means DefaultGrace (the most allowed).
+	KillGrace time.Duration
 	// Env is the environment for bash commands; nil means os.Environ().
 	Env []string
 	// Logger receives diagnostics; nil discards them.
@@ -338,4 +342,3 @@ func Select(names []string) ([]string, error) {
 	}
 	return out, nil
 }
-

@@ -41,6 +41,9 @@ func main() {
 	// process must not get any further than this.
 	sandbox.MaybeRunHelper()
 
+	// A client that closes our stdout must not kill us with SIGPIPE before
+	// we have stopped our children: the write error ends the connection.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -59,9 +59,20 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	defer env.Shutdown()
-	return rpc.Serve(ctx, stdin, stdout, func(c rpc.Client) rpc.Agent {
-		return session.NewAgent(env, c)
+	var agent *session.Agent
+	err = rpc.Serve(ctx, stdin, stdout, func(c rpc.Client) rpc.Agent {
+		agent = session.NewAgent(env, c)
+		return agent
 	}, opts)
+	if agent != nil {
+		agent.Close()
+	}
+	if ctx.Err() != nil {
+		// SIGINT or SIGTERM: a requested shutdown, not a failure.
+		logger.Info("shutting down", "cause", context.Cause(ctx))
+		return nil
+	}
+	return err
 }
 
 // newLogger returns a text logger on stderr at the level given by the flag,
