@@ -292,7 +292,6 @@ func run(t testing.TB, mode string, f *fixture, preset Preset, script string, ti
 	return r
 }
 
-
 // sleepers returns the pids of `sleep N` processes on the host and kills
 // them (the test started them).
 func sleepers(n int) []int {
