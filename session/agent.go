@@ -126,9 +126,6 @@ func (a *Agent) wire(opts *Options, sid *string) {
 			a.env.Logger.Debug("files_changed not sent", "session", *sid, "err", err)
 		}
 	}
-	if opts.Model == nil {
-		opts.Model = a.env.defaultModel()
-	}
 }
 
 func (a *Agent) add(s *Session) {

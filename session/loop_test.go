@@ -126,7 +126,7 @@ func trace(us []rpc.SessionUpdate) []string {
 
 func newTestSession(t *testing.T, model models.Model, opts Options) (*Session, *recorder) {
 	t.Helper()
-	env := &Env{DataDir: t.TempDir()}
+	env := &Env{DataDir: t.TempDir(), Getenv: func(string) string { return "" }}
 	rec := &recorder{}
 	if opts.Cwd == "" {
 		opts.Cwd = t.TempDir()

@@ -52,7 +52,9 @@ type Options struct {
 	// each batch of changes on disk (from one goroutine, in order). Open
 	// documents then guard edit/write against clobbering unsaved changes.
 	OnFilesChanged func([]editorsync.Change)
-	// Model answers prompts; nil means prompts fail with ErrNoModel.
+	// Model answers prompts; nil means the environment's default model
+	// (Env.Model, $CODING_AGENT_MODEL, or the one provider with
+	// credentials), and prompts fail with ErrNoModel when there is none.
 	Model models.Model
 	// MaxTurnRequests bounds the model requests of one prompt; 0 means
 	// DefaultMaxTurnRequests.
@@ -130,6 +132,9 @@ func (e *Env) NewSession(opts Options) (*Session, error) {
 	}
 	if opts.MaxTurnRequests == 0 {
 		opts.MaxTurnRequests = DefaultMaxTurnRequests
+	}
+	if opts.Model == nil {
+		opts.Model = e.defaultModel()
 	}
 	s := &Session{env: e, id: opts.id, cwd: cwd, roots: roots, tools: names, opts: opts, preset: preset, model: opts.Model}
 	if err := s.startSync(); err != nil {

@@ -147,20 +147,8 @@ func TestBinaryExitCodes(t *testing.T) {
 // TestNodeClients drives the real binary with unmodified real clients: the
 // official ACP TypeScript SDK (NDJSON) and vscode-jsonrpc (Content-Length).
 func TestNodeClients(t *testing.T) {
-	clients, err := filepath.Abs("../../test/clients")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(clients, "node_modules")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("test/clients/node_modules is missing: .ci/run must run npm ci there")
-		}
-		t.Skip("test/clients/node_modules is missing: run `npm ci` in test/clients")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required for the end-to-end client tests")
-	}
+	clients := nodeClients(t)
+	node, _ := exec.LookPath("node")
 	for _, script := range []string{"acp-client.mjs", "lsp-client.mjs"} {
 		t.Run(script, func(t *testing.T) {
 			ws := t.TempDir()
@@ -176,4 +164,24 @@ func TestNodeClients(t *testing.T) {
 			t.Logf("%s", out)
 		})
 	}
+}
+
+// nodeClients returns the directory of the Node test clients, skipping the
+// test when their packages are not installed (failing under CI).
+func nodeClients(t *testing.T) string {
+	t.Helper()
+	clients, err := filepath.Abs("../../test/clients")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(clients, "node_modules")); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("test/clients/node_modules is missing: .ci/run must run npm ci there")
+		}
+		t.Skip("test/clients/node_modules is missing: run `npm ci` in test/clients")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node is required for the end-to-end client tests")
+	}
+	return clients
 }
