@@ -29,55 +29,230 @@ func unifiedDiff(oldName, newName, oldText, newText string, maxBytes int) string
 	if oldText == newText {
 		return ""
 	}
-	// Common head, backed up to a line start.
 	p := commonPrefix(oldText, newText)
-	p = strings.LastIndexByte(oldText[:p], '\n') + 1
-	// Common tail within what is left, moved forward to a line start of
-	// both sides (the tails being equal bytes, the next line start of one
-	// is one of the other).
 	s := commonSuffix(oldText[p:], newText[p:])
-	os, ns := len(oldText)-s, len(newText)-s
-	if !lineStart(oldText, os) || !lineStart(newText, ns) {
-		i := strings.IndexByte(oldText[os:], '\n')
-		if i < 0 {
-			os, ns = len(oldText), len(newText)
-		} else {
-			os += i + 1
-			ns += i + 1
-		}
-	}
-	headLines := strings.Count(oldText[:p], "\n")
-
-	a := splitLines(oldText[p:os])
-	b := splitLines(newText[p:ns])
-	ops := diffLines(a, b)
-
-	// Context from the common head and tail.
-	before := lastLines(oldText[:p], diffContext)
-	after := firstLines(oldText[os:], diffContext)
-	all := make([]diffOp, 0, len(before)+len(ops)+len(after))
-	for _, l := range before {
-		all = append(all, diffOp{' ', l})
-	}
-	all = append(all, ops...)
-	for _, l := range after {
-		all = append(all, diffOp{' ', l})
-	}
-	startLine := headLines - len(before) + 1
-
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "--- %s\n+++ %s\n", oldName, newName)
-	writeHunks(&sb, all, startLine, maxBytes)
-	return sb.String()
+	return diffSpans(oldName, newName, oldText, newText,
+		alignSpans(oldText, newText, []span{{p, len(oldText) - s, p, len(newText) - s}}), maxBytes)
 }
 
 // lineStart reports whether i starts a line of s (or is its end after a
 // newline).
 func lineStart(s string, i int) bool { return i == 0 || s[i-1] == '\n' }
 
+// span is a changed region: oldText[o0:o1] became newText[n0:n1]. Outside
+// its spans, the two texts are equal.
+type span struct{ o0, o1, n0, n1 int }
+
+// alignSpan widens s to whole lines of both texts. The text before s and
+// after s being the same in both, moving both starts back (or both ends
+// forward) by the same bytes keeps the span valid.
+func alignSpan(oldText, newText string, s span) span {
+	back := s.o0 - (strings.LastIndexByte(oldText[:s.o0], '\n') + 1)
+	s.o0 -= back
+	s.n0 -= back
+	if !lineStart(oldText, s.o1) || !lineStart(newText, s.n1) {
+		i := strings.IndexByte(oldText[s.o1:], '\n')
+		if i < 0 {
+			s.n1 += len(oldText) - s.o1
+			s.o1 = len(oldText)
+		} else {
+			s.o1 += i + 1
+			s.n1 += i + 1
+		}
+	}
+	return s
+}
+
+// alignSpans widens raw changes (sorted, disjoint) to whole lines, merging
+// the ones that then touch or overlap, for diffSpans. A widened span may
+// reach over the next change only when it is merged with it, and the
+// merged span ends where the last one does.
+func alignSpans(oldText, newText string, raw []span) []span {
+	var out []span
+	for _, r := range raw {
+		a := alignSpan(oldText, newText, r)
+		if n := len(out); n > 0 && a.o0 <= out[n-1].o1 {
+			out[n-1].o1, out[n-1].n1 = a.o1, a.n1
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// diffSpans writes the unified diff of spans (sorted, disjoint and
+// line-aligned: see alignSpans). Only the spans are split into lines and
+// diffed; the equal text between them is counted.
+func diffSpans(oldName, newName, oldText, newText string, spans []span, maxBytes int) string {
+	var ops []diffOp
+	pos := 0
+	for k, s := range spans {
+		gap := oldText[pos:s.o0]
+		n := strings.Count(gap, "\n")
+		switch {
+		case k == 0:
+			before := lastLines(gap, diffContext)
+			ops = appendSkip(ops, n-len(before))
+			ops = appendLines(ops, ' ', before)
+		case n <= 2*diffContext:
+			ops = appendLines(ops, ' ', splitLines(gap))
+		default:
+			ops = appendLines(ops, ' ', firstLines(gap, diffContext))
+			ops = appendSkip(ops, n-2*diffContext)
+			ops = appendLines(ops, ' ', lastLines(gap, diffContext))
+		}
+		ops = appendChange(ops, oldText[s.o0:s.o1], newText[s.n0:s.n1], maxBytes)
+		pos = s.o1
+	}
+	ops = appendLines(ops, ' ', firstLines(oldText[pos:], diffContext))
+
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "--- %s\n+++ %s\n", oldName, newName)
+	writeHunks(&sb, ops, maxBytes)
+	return sb.String()
+}
+
+// diffOp is one line of an edit script: kind ' ', '-' or '+' with its
+// line; or kind 's' (equal lines skipped, not shown), 'D' or 'I' (lines
+// deleted or inserted beyond the size cap, counted but not shown), with
+// their number in n.
 type diffOp struct {
-	kind byte // ' ', '-' or '+'
+	kind byte
 	line string
+	n    int
+}
+
+func appendLines(ops []diffOp, kind byte, lines []string) []diffOp {
+	for _, l := range lines {
+		ops = append(ops, diffOp{kind: kind, line: l})
+	}
+	return ops
+}
+
+func appendSkip(ops []diffOp, n int) []diffOp {
+	if n > 0 {
+		ops = append(ops, diffOp{kind: 's', n: n})
+	}
+	return ops
+}
+
+// countLines counts the lines of s, a last line without "\n" included.
+func countLines(s string) int {
+	n := strings.Count(s, "\n")
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}
+
+// appendChange appends the edit script from del to ins (whole lines). A
+// pure insertion or deletion needs no search, and of a large one only the
+// lines that fit maxBytes are split; the rest is counted.
+func appendChange(ops []diffOp, del, ins string, maxBytes int) []diffOp {
+	if del != "" && ins != "" {
+		return append(ops, diffLines(splitLines(del), splitLines(ins))...)
+	}
+	kind, bulk, text := byte('+'), byte('I'), ins
+	if ins == "" {
+		kind, bulk, text = '-', 'D', del
+	}
+	shown := text
+	if len(shown) > maxBytes {
+		cut := strings.IndexByte(shown[maxBytes:], '\n')
+		if cut >= 0 {
+			shown = shown[:maxBytes+cut+1]
+		}
+	}
+	ops = appendLines(ops, kind, splitLines(shown))
+	if rest := countLines(text[len(shown):]); rest > 0 {
+		ops = append(ops, diffOp{kind: bulk, n: rest})
+	}
+	return ops
+}
+
+// writeHunks writes the hunks of ops, which start at line 1 of both texts.
+func writeHunks(sb *strings.Builder, ops []diffOp, maxBytes int) {
+	// Line numbers of each op in the old and the new text.
+	oldAt := make([]int, len(ops)+1)
+	newAt := make([]int, len(ops)+1)
+	o, n := 1, 1
+	for i, op := range ops {
+		oldAt[i], newAt[i] = o, n
+		switch op.kind {
+		case ' ':
+			o++
+			n++
+		case '-':
+			o++
+		case '+':
+			n++
+		case 's':
+			o += op.n
+			n += op.n
+		case 'D':
+			o += op.n
+		case 'I':
+			n += op.n
+		}
+	}
+	oldAt[len(ops)], newAt[len(ops)] = o, n
+	isChange := func(k byte) bool { return k == '-' || k == '+' || k == 'D' || k == 'I' }
+
+	i := 0
+	for {
+		j := i
+		for j < len(ops) && !isChange(ops[j].kind) {
+			j++
+		}
+		if j == len(ops) {
+			return
+		}
+		hs := j
+		for k := 0; k < diffContext && hs > i && ops[hs-1].kind == ' '; k++ {
+			hs--
+		}
+		he := j
+		for {
+			for he < len(ops) && isChange(ops[he].kind) {
+				he++
+			}
+			run := he
+			for run < len(ops) && ops[run].kind == ' ' {
+				run++
+			}
+			if run < len(ops) && isChange(ops[run].kind) && run-he <= 2*diffContext {
+				he = run
+				continue
+			}
+			he = min(he+diffContext, run)
+			break
+		}
+		fmt.Fprintf(sb, "@@ -%s +%s @@\n", hunkRange(oldAt[hs], oldAt[he]-oldAt[hs]), hunkRange(newAt[hs], newAt[he]-newAt[hs]))
+		for _, op := range ops[hs:he] {
+			if sb.Len() > maxBytes || op.kind == 'D' || op.kind == 'I' {
+				fmt.Fprintf(sb, "[diff cut at %d bytes]\n", maxBytes)
+				return
+			}
+			sb.WriteByte(op.kind)
+			sb.WriteString(op.line)
+			if !strings.HasSuffix(op.line, "\n") {
+				sb.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+		i = he
+	}
+}
+
+// hunkRange formats "start,count" as diff(1) does: an empty range names
+// the line before it.
+func hunkRange(start, count int) string {
+	if count == 0 {
+		return fmt.Sprintf("%d,0", start-1)
+	}
+	if count == 1 {
+		return fmt.Sprint(start)
+	}
+	return fmt.Sprintf("%d,%d", start, count)
 }
 
 func commonPrefix(a, b string) int {
@@ -187,10 +362,10 @@ func diffLines(a, b []string) []diffOp {
 func replaceOps(a, b []string) []diffOp {
 	ops := make([]diffOp, 0, len(a)+len(b))
 	for _, l := range a {
-		ops = append(ops, diffOp{'-', l})
+		ops = append(ops, diffOp{kind: '-', line: l})
 	}
 	for _, l := range b {
-		ops = append(ops, diffOp{'+', l})
+		ops = append(ops, diffOp{kind: '+', line: l})
 	}
 	return ops
 }
@@ -210,20 +385,20 @@ func backtrack(a, b []string, trace [][]int) []diffOp {
 		px := get(d-1, pk)
 		py := px - pk
 		for x > px && y > py {
-			rev = append(rev, diffOp{' ', a[x-1]})
+			rev = append(rev, diffOp{kind: ' ', line: a[x-1]})
 			x--
 			y--
 		}
 		if x == px {
-			rev = append(rev, diffOp{'+', b[y-1]})
+			rev = append(rev, diffOp{kind: '+', line: b[y-1]})
 			y--
 		} else {
-			rev = append(rev, diffOp{'-', a[x-1]})
+			rev = append(rev, diffOp{kind: '-', line: a[x-1]})
 			x--
 		}
 	}
 	for x > 0 && y > 0 {
-		rev = append(rev, diffOp{' ', a[x-1]})
+		rev = append(rev, diffOp{kind: ' ', line: a[x-1]})
 		x--
 		y--
 	}
@@ -231,79 +406,4 @@ func backtrack(a, b []string, trace [][]int) []diffOp {
 		rev[i], rev[j] = rev[j], rev[i]
 	}
 	return rev
-}
-
-// writeHunks writes the hunks of ops, whose first line is line startLine of
-// both files' common numbering up to the first change.
-func writeHunks(sb *strings.Builder, ops []diffOp, startLine, maxBytes int) {
-	oldLine, newLine := startLine, startLine
-	i := 0
-	for i < len(ops) {
-		// Find the next change.
-		j := i
-		for j < len(ops) && ops[j].kind == ' ' {
-			j++
-		}
-		if j == len(ops) {
-			return
-		}
-		// Hunk start: up to diffContext equal lines before the change.
-		hs := max(i, j-diffContext)
-		oldLine += hs - i
-		newLine += hs - i
-		// Hunk end: stop after diffContext equal lines when the next
-		// change is more than 2*diffContext equal lines away.
-		he := j
-		for he < len(ops) {
-			if ops[he].kind != ' ' {
-				he++
-				continue
-			}
-			run := he
-			for run < len(ops) && ops[run].kind == ' ' {
-				run++
-			}
-			if run == len(ops) || run-he > 2*diffContext {
-				he = min(he+diffContext, run)
-				break
-			}
-			he = run
-		}
-		oldCount, newCount := 0, 0
-		for _, op := range ops[hs:he] {
-			if op.kind != '+' {
-				oldCount++
-			}
-			if op.kind != '-' {
-				newCount++
-			}
-		}
-		fmt.Fprintf(sb, "@@ -%s +%s @@\n", hunkRange(oldLine, oldCount), hunkRange(newLine, newCount))
-		for _, op := range ops[hs:he] {
-			if sb.Len() > maxBytes {
-				fmt.Fprintf(sb, "[diff cut at %d bytes]\n", maxBytes)
-				return
-			}
-			sb.WriteByte(op.kind)
-			sb.WriteString(op.line)
-			if !strings.HasSuffix(op.line, "\n") {
-				sb.WriteString("\n\\ No newline at end of file\n")
-			}
-		}
-		oldLine += oldCount
-		newLine += newCount
-		i = he
-	}
-}
-
-// hunkRange formats "start,count" as diff(1) does: an empty range names
-// the line before it.
-func hunkRange(start, count int) string {
-	if count == 0 {
-		return fmt.Sprintf("%d,0", start-1)
-	}
-	if count == 1 {
-		return fmt.Sprint(start)
-	}
-	return fmt.Sprintf("%d,%d", start, count)
 }

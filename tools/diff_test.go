@@ -209,3 +209,52 @@ func TestUnifiedDiffSkipsCommonText(t *testing.T) {
 		t.Fatalf("%v allocations for a two-line change", allocs)
 	}
 }
+
+// TestDiffSpansRandom replaces random disjoint byte ranges (not aligned to
+// lines) and diffs only those spans: the diff must turn old into new.
+func TestDiffSpansRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"a\n", "bb", "\n", "c\r\n", "dd\n", "e"}
+	gen := func(n int) string {
+		var sb strings.Builder
+		for range n {
+			sb.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		return sb.String()
+	}
+	for i := range 3000 {
+		old := gen(r.IntN(40) + 1)
+		// Pick sorted cut points, use pairs as replaced ranges.
+		var raw []span
+		var neu strings.Builder
+		pos, delta := 0, 0
+		for pos < len(old) {
+			start := pos + r.IntN(len(old)-pos+1)
+			end := start + r.IntN(min(6, len(old)-start)+1)
+			if end == start && r.IntN(2) == 0 {
+				break
+			}
+			repl := gen(r.IntN(3))
+			neu.WriteString(old[pos:start])
+			neu.WriteString(repl)
+			raw = append(raw, span{start, end, start + delta, start + delta + len(repl)})
+			delta += len(repl) - (end - start)
+			pos = end
+			if end == start {
+				pos++ // keep spans disjoint
+				if pos > len(old) {
+					break
+				}
+				neu.WriteString(old[start:pos])
+			}
+		}
+		if pos < len(old) {
+			neu.WriteString(old[pos:])
+		}
+		n := neu.String()
+		d := diffSpans("a", "b", old, n, alignSpans(old, n, raw), maxDiffBytes)
+		if got := applyDiff(t, old, d); got != n {
+			t.Fatalf("case %d: spans %v of %q -> %q\n%s\napplied: %q", i, raw, old, n, d, got)
+		}
+	}
+}

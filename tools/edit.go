@@ -107,9 +107,9 @@ func (t *Edit) Execute(ctx context.Context, call Call) (Result, error) {
 	if err := t.v.decode(call.Args, &args); err != nil {
 		return Result{}, err
 	}
-	a, err := t.m.mutate(ctx, call, args.Path, args.Justification, func(abs, old string, exists bool) (string, error) {
+	a, err := t.m.mutate(ctx, call, args.Path, args.Justification, func(abs, old string, exists bool) (string, []span, error) {
 		if !exists {
-			return "", fmt.Errorf("%s does not exist; use write to create a file", abs)
+			return "", nil, fmt.Errorf("%s does not exist; use write to create a file", abs)
 		}
 		name := displayPath(t.m.cwd, abs)
 		return applyEdits(name, old, args)
@@ -127,9 +127,9 @@ func (t *Edit) Execute(ctx context.Context, call Call) (Result, error) {
 	return res, nil
 }
 
-// applyEdits returns content with every edit applied, or an error naming
-// the first edit that does not apply.
-func applyEdits(name, content string, args editArgs) (string, error) {
+// applyEdits returns content with every edit applied and the spans it
+// changed, or an error naming the first edit that does not apply.
+func applyEdits(name, content string, args editArgs) (string, []span, error) {
 	bom := strings.HasPrefix(content, utf8BOM)
 	body := strings.TrimPrefix(content, utf8BOM)
 	crlf := usesCRLF(body)
@@ -141,7 +141,7 @@ func applyEdits(name, content string, args editArgs) (string, error) {
 			oldText = strings.TrimPrefix(oldText, utf8BOM)
 		}
 		if oldText == "" {
-			return "", fmt.Errorf("edits[%d].oldText is empty; it must be text copied from %s", i, name)
+			return "", nil, fmt.Errorf("edits[%d].oldText is empty; it must be text copied from %s", i, name)
 		}
 		pos, n := locate(body, oldText)
 		if n == 0 && crlf && strings.Contains(oldText, "\n") {
@@ -155,9 +155,9 @@ func applyEdits(name, content string, args editArgs) (string, error) {
 		}
 		switch {
 		case n == 0:
-			return "", notFoundError(name, body, e.OldText, i)
+			return "", nil, notFoundError(name, body, e.OldText, i)
 		case n > 1:
-			return "", repeatedError(name, body, oldText, i)
+			return "", nil, repeatedError(name, body, oldText, i)
 		}
 		if crlf {
 			newText = toCRLF(newText)
@@ -168,7 +168,7 @@ func applyEdits(name, content string, args editArgs) (string, error) {
 	for i := 1; i < len(reps); i++ {
 		if reps[i].start < reps[i-1].end {
 			a, b := reps[i-1].index, reps[i].index
-			return "", fmt.Errorf("edits[%d] and edits[%d] overlap in %s (both at line %d); merge them into one edit",
+			return "", nil, fmt.Errorf("edits[%d] and edits[%d] overlap in %s (both at line %d); merge them into one edit",
 				min(a, b), max(a, b), name, lineAt(body, reps[i].start))
 		}
 	}
@@ -178,20 +178,26 @@ func applyEdits(name, content string, args editArgs) (string, error) {
 	}
 	var out strings.Builder
 	out.Grow(size)
+	off := 0
 	if bom {
 		out.WriteString(utf8BOM)
+		off = len(utf8BOM)
 	}
-	last := 0
+	spans := make([]span, 0, len(reps))
+	last, delta := 0, 0
 	for _, r := range reps {
 		out.WriteString(body[last:r.start])
 		out.WriteString(r.newText)
 		last = r.end
+		o0 := off + r.start
+		spans = append(spans, span{o0, off + r.end, o0 + delta, o0 + delta + len(r.newText)})
+		delta += len(r.newText) - (r.end - r.start)
 	}
 	out.WriteString(body[last:])
 	if out.String() == content {
-		return "", fmt.Errorf("the edits leave %s unchanged (every newText equals its oldText)", name)
+		return "", nil, fmt.Errorf("the edits leave %s unchanged (every newText equals its oldText)", name)
 	}
-	return out.String(), nil
+	return out.String(), spans, nil
 }
 
 // usesCRLF reports whether the text's first line ending is "\r\n".

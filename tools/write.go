@@ -80,8 +80,8 @@ func (t *Write) Execute(ctx context.Context, call Call) (Result, error) {
 	if err := t.v.decode(call.Args, &args); err != nil {
 		return Result{}, err
 	}
-	a, err := t.m.mutate(ctx, call, args.Path, args.Justification, func(string, string, bool) (string, error) {
-		return args.Content, nil
+	a, err := t.m.mutate(ctx, call, args.Path, args.Justification, func(string, string, bool) (string, []span, error) {
+		return args.Content, nil, nil
 	})
 	if err != nil {
 		return Result{}, err
@@ -166,10 +166,11 @@ func errUnsaved(abs string) error {
 }
 
 // mutate runs the mutation flow for path. compute gets the original
-// content (exists false: the file does not exist) and returns the new one;
-// its error aborts the call with nothing written.
+// content (exists false: the file does not exist) and returns the new one,
+// and, if it knows them, the changed spans (sorted, disjoint) that let the
+// diff skip the rest; its error aborts the call with nothing written.
 func (m *mutator) mutate(ctx context.Context, call Call, path, justification string,
-	compute func(abs, old string, exists bool) (string, error)) (applied, error) {
+	compute func(abs, old string, exists bool) (string, []span, error)) (applied, error) {
 	var a applied
 	if err := ctx.Err(); err != nil {
 		return a, err
@@ -202,7 +203,7 @@ func (m *mutator) mutate(ctx context.Context, call Call, path, justification str
 	}
 	a.existed = before != nil
 	a.old = old
-	neu, err := compute(abs, old, a.existed)
+	neu, spans, err := compute(abs, old, a.existed)
 	if err != nil {
 		return a, fmt.Errorf("%s: %w", m.tool, err)
 	}
@@ -217,7 +218,11 @@ func (m *mutator) mutate(ctx context.Context, call Call, path, justification str
 	if !a.existed {
 		oldName = "/dev/null"
 	}
-	a.diff = unifiedDiff(oldName, abs, a.old, a.new, maxDiffBytes)
+	if spans != nil {
+		a.diff = diffSpans(oldName, abs, a.old, a.new, alignSpans(a.old, a.new, spans), maxDiffBytes)
+	} else {
+		a.diff = unifiedDiff(oldName, abs, a.old, a.new, maxDiffBytes)
+	}
 
 	mut := mutation{tool: m.tool, call: call, abs: abs, canon: canon, diff: a.diff, justification: justification}
 	mut.change = FileChange{Path: canon, NewText: a.new, Line: a.line}
