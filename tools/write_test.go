@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,5 +184,30 @@ func TestWriteJustificationCountsCharacters(t *testing.T) {
 	_, err := execTool(t, newWrite(t, dir, Options{}), map[string]any{"path": "n", "content": "", "justification": strings.Repeat("é", 240)})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkWriteMutation50MiB measures write's own work on 50 MiB (queue,
+// checks, diff, atomic replace with fsync) without the argument decoding,
+// which bench/BenchmarkWrite50MiB includes.
+func BenchmarkWriteMutation50MiB(b *testing.B) {
+	dir := b.TempDir()
+	w, err := NewWrite(dir, Options{Preset: WorkspaceWrite})
+	if err != nil {
+		b.Fatal(err)
+	}
+	content := strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 50<<20/64)
+	target := filepath.Join(dir, "out")
+	b.SetBytes(int64(len(content)))
+	for b.Loop() {
+		_, err := w.m.mutate(context.Background(), Call{}, target, "", func(string, string, bool) (string, []span, error) {
+			return content, nil, nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		os.Remove(target)
+		b.StartTimer()
 	}
 }
