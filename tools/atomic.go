@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // writeChunk is how much is written between two checks of the context, so
@@ -106,20 +105,6 @@ func createTemp(dir, base string) (*os.File, string, error) {
 		return f, name, nil
 	}
 	return nil, "", fmt.Errorf("creating a temp file in %s: too many collisions", dir)
-}
-
-// keepOwner gives f the owner of the file it replaces when the process may
-// (root, or the same owner); otherwise the new file belongs to the caller,
-// as with any editor that saves by renaming.
-func keepOwner(f *os.File, old fs.FileInfo) {
-	st, ok := old.Sys().(*syscall.Stat_t)
-	if !ok {
-		return
-	}
-	if int(st.Uid) == os.Geteuid() && int(st.Gid) == os.Getegid() {
-		return
-	}
-	_ = f.Chown(int(st.Uid), int(st.Gid))
 }
 
 func syncDir(dir string) {
