@@ -395,3 +395,59 @@ func TestNewMutatorChecks(t *testing.T) {
 		t.Errorf("NewWrite accepted an unknown preset: %v", err)
 	}
 }
+
+// TestDanglingSymlinkSerialized writes through a dangling symlink (whose
+// target does not exist yet) and through the target's own path: both
+// calls queue on the same canonical path, so the second waits while the
+// first holds it for approval.
+func TestDanglingSymlinkSerialized(t *testing.T) {
+	cwd, outside := t.TempDir(), t.TempDir()
+	target := filepath.Join(outside, "new", "t.txt")
+	if err := os.Symlink(target, filepath.Join(cwd, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("dangling", filepath.Join(cwd, "dangling2")); err != nil {
+		t.Fatal(err)
+	}
+	q := NewMutationQueue()
+	waiting := waitSignal(q)
+	asked := make(chan string, 3)
+	decide := make(chan error)
+	rec := &recorder{answer: func(ctx context.Context, req ApprovalRequest) error {
+		asked <- req.Change.NewText
+		return <-decide
+	}}
+	w := newWrite(t, cwd, Options{Preset: WorkspaceWrite, Approver: rec, Queue: q})
+	done := make(chan error, 2)
+	go func() {
+		_, err := execTool(t, w, map[string]any{"path": "dangling2", "content": "first\n"})
+		done <- err
+	}()
+	if got := <-asked; got != "first\n" {
+		t.Fatalf("asked about %q", got)
+	}
+	go func() {
+		_, err := execTool(t, w, map[string]any{"path": target, "content": "second\n"})
+		done <- err
+	}()
+	if p := <-waiting; p != target {
+		t.Fatalf("second call queued on %q, want the link's final target %q", p, target)
+	}
+	decide <- nil
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := <-asked; got != "second\n" {
+		t.Fatalf("asked about %q", got)
+	}
+	decide <- nil
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := readBack(t, target); got != "second\n" {
+		t.Fatalf("content %q", got)
+	}
+	if li, err := os.Lstat(filepath.Join(cwd, "dangling")); err != nil || li.Mode()&os.ModeSymlink == 0 {
+		t.Fatal("the symlink was replaced")
+	}
+}
