@@ -20,8 +20,12 @@ type Doc struct {
 	Version int
 	// Text is the buffer's text, with every change applied.
 	Text string
-	// Dirty reports whether Text differs from the file on disk. A file that
-	// does not exist or cannot be read counts as different.
+	// Dirty reports whether the buffer holds unsaved work: Text differs
+	// both from the file on disk and from the text last known to be on
+	// disk (at open or save). A buffer the user has not edited is clean
+	// even when the file changed under it (it is stale; the editor reloads
+	// it). A file that does not exist or cannot be read counts as
+	// different.
 	Dirty bool
 }
 
@@ -30,9 +34,12 @@ type Doc struct {
 // effect in the order they are made, which is why the caller must make
 // them in the order the notifications arrived.
 //
-// Dirty means "the buffer's text differs from the file on disk", nothing
-// else: when the file changes on disk under a clean buffer the buffer
-// becomes dirty until the editor reloads it (sending didChange) or saves.
+// Dirty means "the buffer holds work that is not on disk": its text differs
+// from the file now and from the file as it was at open or at the last
+// save. When the file changes on disk under an unedited buffer (a bash
+// command reformatted it, say), the buffer stays clean: it is stale, not
+// dirty, and tools may go on changing the file. Once the user types into
+// it, it is dirty until saved or reloaded.
 type Documents struct {
 	// watch and unwatch, when set by [Sync], are called after a document
 	// is opened or closed, outside mu, with the document's path.
@@ -55,6 +62,8 @@ type docState struct {
 	// disk is what we know of the file on disk, valid when diskOK.
 	disk   diskState
 	diskOK bool
+	// synced is the file as it was at open or at the last save.
+	synced diskState
 }
 
 type diskState struct {
@@ -78,6 +87,7 @@ func (d *Documents) Open(uri, languageID string, version int, text string) error
 	st.canon = canonical(path)
 	st.disk = readDisk(path)
 	st.diskOK = true
+	st.synced = st.disk
 	d.mu.Lock()
 	if old := d.docs[path]; old != nil {
 		delete(d.canon, old.canon)
@@ -133,6 +143,7 @@ func (d *Documents) Save(uri string) error {
 		return fmt.Errorf("didSave: document %s is not open", uri)
 	}
 	st.disk, st.diskOK = disk, true
+	st.synced = disk
 	return nil
 }
 
@@ -267,14 +278,18 @@ func (d *Documents) lookupLocked(path string) *docState {
 }
 
 func (st *docState) dirtyLocked() bool {
-	if !st.disk.exists {
-		return true
-	}
 	if !st.textSumOK {
 		st.textSum = sha256.Sum256([]byte(st.Text))
 		st.textSumOK = true
 	}
-	return st.textSum != st.disk.sum
+	if st.synced.exists && st.textSum == st.synced.sum {
+		return false // unedited since open or save: nothing to lose
+	}
+	if st.disk.exists && st.textSum == st.disk.sum {
+		st.synced = st.disk // reloaded, or edited back to the file
+		return false
+	}
+	return true
 }
 
 // readDisk hashes the file at path. A missing or unreadable file (or a

@@ -75,23 +75,39 @@ func TestDocumentsDirtyLifecycle(t *testing.T) {
 		t.Fatal("Unsaved when text equals disk again")
 	}
 
-	// The file changes on disk under a clean buffer: the buffer now differs
-	// from disk, so it is dirty until the editor reloads it.
+	// The file changes on disk under a clean buffer: the buffer is stale,
+	// but it holds no unsaved work, so tools may change the file (the
+	// editor reloads it when told).
 	writeFile(t, path, "changed elsewhere\n")
-	if !d.Unsaved(path) {
-		t.Fatal("Unsaved = false after the disk changed under the buffer")
+	if d.Unsaved(path) {
+		t.Fatal("Unsaved = true for a stale but unedited buffer")
 	}
-	if err := d.Change(uri, 5, []TextChange{{Text: "changed elsewhere\n"}}); err != nil {
+	// The user types into the stale buffer: now that is unsaved work.
+	if err := d.Change(uri, 5, []TextChange{{Range: rng(0, 0, 0, 0), Text: "typed "}}); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Unsaved(path) {
+		t.Fatal("Unsaved = false after typing into a stale buffer")
+	}
+	// The editor reloads the file: clean.
+	if err := d.Change(uri, 6, []TextChange{{Text: "changed elsewhere\n"}}); err != nil {
 		t.Fatal(err)
 	}
 	if d.Unsaved(path) {
 		t.Fatal("Unsaved after the editor reloaded")
 	}
 
-	// The file is deleted: any buffer differs from a missing file.
+	// The file is deleted: an unedited buffer holds nothing to lose, an
+	// edited one does.
 	os.Remove(path)
+	if d.Unsaved(path) {
+		t.Fatal("Unsaved = true for an unedited buffer of a deleted file")
+	}
+	if err := d.Change(uri, 7, []TextChange{{Text: "new text"}}); err != nil {
+		t.Fatal(err)
+	}
 	if !d.Unsaved(path) {
-		t.Fatal("Unsaved = false for a deleted file")
+		t.Fatal("Unsaved = false for an edited buffer of a deleted file")
 	}
 
 	if err := d.Close(uri); err != nil {

@@ -1,6 +1,7 @@
 package editorsync
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -167,6 +169,16 @@ type Sync struct {
 	ended   Origin
 	endedAt time.Time
 	writes  map[string]recordedWrite
+
+	// barrierDir is a private watched directory: a file created there is
+	// a marker in the one inotify queue, so when the loop reads it, every
+	// event queued before it has been read (see [Sync.Barrier]). Empty
+	// when it could not be set up.
+	barrierDir string
+	// barrierMu guards the fields below.
+	barrierMu   sync.Mutex
+	barrierSeq  int
+	barrierWait map[string]chan struct{}
 }
 
 type dirWatch struct {
@@ -183,6 +195,11 @@ type recordedWrite struct {
 
 type pending struct {
 	origin *Origin
+	// last is when the path's latest event of the burst was read.
+	last time.Time
+	// carried marks a path already carried over once from a capped burst;
+	// it is not carried again, so a busy new file is still reported.
+	carried bool
 }
 
 // New starts the sync state of a session: it watches opts.Roots and starts
@@ -255,6 +272,7 @@ func New(opts Options) (*Sync, error) {
 			s.addTreeLocked(r, nil, nil)
 		}
 		s.mu.Unlock()
+		s.startBarrier()
 		s.wg.Add(1)
 		go s.loop()
 	}
@@ -290,8 +308,78 @@ func (s *Sync) Close() error {
 		if s.fw != nil {
 			s.closeErr = s.fw.Close()
 		}
+		if s.barrierDir != "" {
+			os.RemoveAll(s.barrierDir)
+		}
 	})
 	return s.closeErr
+}
+
+// startBarrier creates and watches the barrier directory.
+func (s *Sync) startBarrier() {
+	dir, err := os.MkdirTemp("", "coding-agent-sync-")
+	if err == nil {
+		err = s.fw.Add(dir)
+	}
+	if err != nil {
+		s.log.Warn("editorsync: no barrier; changes right after a tool call may be misattributed", "error", err)
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+		return
+	}
+	s.barrierDir = dir
+	s.barrierWait = map[string]chan struct{}{}
+}
+
+// Barrier returns once the watcher has read every event the kernel queued
+// before the call, so that ending a tool call right after Barrier
+// attributes exactly the changes the call made: no grace period needed. It
+// gives up after a second or when ctx ends, and returns at once when no
+// barrier could be set up.
+func (s *Sync) Barrier(ctx context.Context) {
+	if s.barrierDir == "" {
+		return
+	}
+	s.barrierMu.Lock()
+	s.barrierSeq++
+	name := filepath.Join(s.barrierDir, strconv.Itoa(s.barrierSeq))
+	ch := make(chan struct{})
+	s.barrierWait[name] = ch
+	s.barrierMu.Unlock()
+	defer func() {
+		s.barrierMu.Lock()
+		delete(s.barrierWait, name)
+		s.barrierMu.Unlock()
+		os.Remove(name)
+	}()
+	f, err := os.Create(name)
+	if err != nil {
+		return
+	}
+	f.Close()
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+		s.log.Debug("editorsync: barrier timed out")
+	case <-ctx.Done():
+	case <-s.quit:
+	}
+}
+
+// passBarrier handles an event in the barrier directory.
+func (s *Sync) passBarrier(ev fsnotify.Event) {
+	if !ev.Has(fsnotify.Create) {
+		return
+	}
+	s.barrierMu.Lock()
+	defer s.barrierMu.Unlock()
+	if ch, ok := s.barrierWait[ev.Name]; ok {
+		close(ch)
+		delete(s.barrierWait, ev.Name)
+	}
 }
 
 // BeginCall marks the start of a tool call. Changes observed while it runs
@@ -315,6 +403,21 @@ func (s *Sync) EndCall(callID string) {
 		if s.running[i].ToolCallID == callID {
 			s.ended = s.running[i]
 			s.endedAt = time.Now()
+			s.running = slices.Delete(s.running, i, i+1)
+			return
+		}
+	}
+}
+
+// FinishCall ends a tool call like [Sync.EndCall] but without the grace:
+// for calls whose own writes are all announced with [Sync.RecordWrite]
+// (edit, write), so that an external change right after them is never
+// attributed to them.
+func (s *Sync) FinishCall(callID string) {
+	s.callMu.Lock()
+	defer s.callMu.Unlock()
+	for i := len(s.running) - 1; i >= 0; i-- {
+		if s.running[i].ToolCallID == callID {
 			s.running = slices.Delete(s.running, i, i+1)
 			return
 		}
@@ -363,6 +466,31 @@ func (s *Sync) loop() {
 		first = time.Time{}
 		s.npending.Store(0)
 	}
+	// capFlush ends a burst that is still busy at the cap. A path created
+	// during the burst and still active (a temp file about to be renamed
+	// into place) is carried into the next burst rather than reported: it
+	// will most likely be gone by then, and a temp file must not show up
+	// as created and then deleted.
+	capFlush := func(now time.Time) {
+		carry := map[string]*pending{}
+		s.mu.Lock()
+		for path, p := range pend {
+			dir, name := filepath.Split(path)
+			if _, before := s.entries[filepath.Clean(dir)][name]; !before && !p.carried && now.Sub(p.last) < s.quiet {
+				p.carried = true
+				carry[path] = p
+				delete(pend, path)
+			}
+		}
+		s.mu.Unlock()
+		flush()
+		if len(carry) > 0 {
+			pend = carry
+			first = now
+			s.npending.Store(int64(len(pend)))
+			timer.Reset(s.quiet)
+		}
+	}
 	for {
 		select {
 		case ev, ok := <-s.fw.Events:
@@ -372,6 +500,10 @@ func (s *Sync) loop() {
 			}
 			if ev.Op == fsnotify.Chmod {
 				continue // attributes only (touch, chmod): the content is the same
+			}
+			if s.barrierDir != "" && filepath.Dir(ev.Name) == s.barrierDir {
+				s.passBarrier(ev)
+				continue
 			}
 			if s.ignore[filepath.Base(ev.Name)] {
 				continue
@@ -385,6 +517,7 @@ func (s *Sync) loop() {
 			if p.origin == nil {
 				p.origin = s.originAt(now)
 			}
+			p.last = now
 			if first.IsZero() {
 				first = now
 			}
@@ -394,7 +527,7 @@ func (s *Sync) loop() {
 			// a steady stream of events must not keep postponing the flush.
 			rem := first.Add(s.maxDelay).Sub(now)
 			if rem <= 0 {
-				flush()
+				capFlush(now)
 				continue
 			}
 			timer.Reset(min(s.quiet, rem))
@@ -417,7 +550,8 @@ func (s *Sync) loop() {
 			}
 			s.log.Warn("editorsync: watcher error", "error", err)
 		case <-timer.C:
-			flush()
+			// Quiet (nothing is carried then) or at the cap.
+			capFlush(time.Now())
 		case <-s.quit:
 			flush()
 			return

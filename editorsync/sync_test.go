@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -184,9 +185,10 @@ func TestSedInBashIsAttributedAndDiffed(t *testing.T) {
 		d.NewText == nil || *d.NewText != "line one\nnew value\nline three\n" || d.Line != 2 {
 		t.Fatalf("Diff = %+v", d)
 	}
-	// The buffer still has the old text, which now differs from disk.
-	if !h.s.Unsaved(path) {
-		t.Fatal("buffer not dirty after sed changed the file under it")
+	// The buffer still has the old text: stale, but with no unsaved work,
+	// so it must not block the next edit of the file.
+	if h.s.Unsaved(path) {
+		t.Fatal("an unedited buffer counts as unsaved after sed changed the file under it")
 	}
 }
 
@@ -568,8 +570,8 @@ func TestOpenDocumentOutsideRoots(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("files next to an open document outside the roots are not reported: %s", fmtChanges(got))
 	}
-	if !h.s.Unsaved(doc) {
-		t.Fatal("buffer clean after the disk changed")
+	if h.s.Unsaved(doc) {
+		t.Fatal("an unedited buffer counts as unsaved after the disk changed")
 	}
 	if err := h.s.Documents().Close(uri); err != nil {
 		t.Fatal(err)
@@ -659,6 +661,40 @@ func TestMaxDelayCapsABusyBurst(t *testing.T) {
 			t.Fatalf("a busy burst was not delivered within %v", waitTimeout)
 		default:
 			fmt.Fprintf(f, "line %d\n", i)
+		}
+	}
+}
+
+// TestBarrierEndsACallExactly: with Barrier, a call's last write is
+// attributed to it however late the watcher reads it, and a write right
+// after FinishCall is external (no grace period to misattribute it).
+func TestBarrierEndsACallExactly(t *testing.T) {
+	root := realDir(t)
+	h := newHarness(t, Options{Roots: []string{root}, Grace: -1})
+	mine := filepath.Join(root, "mine.txt")
+	theirs := filepath.Join(root, "theirs.txt")
+	h.s.BeginCall("call-1", "bash")
+	if out, err := exec.Command("sh", "-c", "printf mine > "+mine).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	h.s.Barrier(context.Background())
+	h.s.FinishCall("call-1")
+	if out, err := exec.Command("sh", "-c", "printf theirs > "+theirs).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	got := h.until("mine.txt", func(c Change) bool { return c.Path == mine })
+	if !slices.ContainsFunc(got, func(c Change) bool { return c.Path == theirs }) {
+		got = append(got, h.until("theirs.txt", func(c Change) bool { return c.Path == theirs })...)
+	}
+	if c := only(t, got, mine); c.Origin == nil || c.Origin.ToolCallID != "call-1" {
+		t.Errorf("the call's own write: %+v, want attributed to call-1", c)
+	}
+	if c := only(t, got, theirs); c.Origin != nil {
+		t.Errorf("a write after the call ended: %+v, want external", c)
+	}
+	for _, c := range got {
+		if strings.Contains(c.Path, "coding-agent-sync-") {
+			t.Errorf("a barrier marker was reported: %+v", c)
 		}
 	}
 }

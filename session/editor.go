@@ -72,7 +72,11 @@ func (s *Session) watchCall(ctx context.Context, id, name string) func() []edito
 	}
 	s.sync.BeginCall(id, name)
 	return func() []editorsync.FileDiff {
-		s.sync.EndCall(id)
+		// Once the watcher has read every event queued before this point,
+		// the call's own changes are attributed to it; ending it without a
+		// grace period keeps a change made right after it external.
+		s.sync.Barrier(ctx)
+		s.sync.FinishCall(id)
 		if snap == nil {
 			return nil
 		}

@@ -149,11 +149,13 @@ func TestBinaryExitCodes(t *testing.T) {
 func TestNodeClients(t *testing.T) {
 	clients := nodeClients(t)
 	node, _ := exec.LookPath("node")
-	for _, script := range []string{"acp-client.mjs", "lsp-client.mjs"} {
+	for _, script := range []string{"acp-client.mjs", "lsp-client.mjs", "editor-client.mjs"} {
 		t.Run(script, func(t *testing.T) {
 			ws := t.TempDir()
-			if err := os.WriteFile(filepath.Join(ws, "hello.txt"), []byte("hello world\n"), 0o644); err != nil {
-				t.Fatal(err)
+			for name, content := range map[string]string{"hello.txt": "hello world\n", "a.txt": "one\n", "b.txt": "keep\n"} {
+				if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			cmd := exec.Command(node, filepath.Join(clients, script), os.Args[0], ws, t.TempDir())
 			cmd.Env = append(os.Environ(), asMainEnv+"=1")
