@@ -318,6 +318,9 @@ type attack struct {
 	preset  Preset // default WorkspaceWrite
 	noGit   bool   // the workspace is not a git repository
 	timeout time.Duration
+	// serial cases use shared host state (server counters, files in
+	// /etc, /var/tmp, /dev/shm) and do not run in parallel.
+	serial bool
 	// skip returns a reason to skip the case here (empty: run it).
 	skip   func(h *hostEnv) string
 	script func(f *fixture, h *hostEnv) string
@@ -339,26 +342,26 @@ func rootOnly(h *hostEnv) string {
 
 func attacks() []attack {
 	return []attack{
-		{name: "tcp4 to host loopback", script: func(f *fixture, h *hostEnv) string {
+		{name: "tcp4 to host loopback", serial: true, script: func(f *fixture, h *hostEnv) string {
 			return "SANDBOX_TEST_TOOL=dial $EXE tcp4 " + h.tcp4 + "; exec 3<>/dev/tcp/127.0.0.1/" + port(h.tcp4) + " && head -c5 <&3"
 		}, held: noHits},
-		{name: "tcp6 to host loopback", skip: func(h *hostEnv) string {
+		{name: "tcp6 to host loopback", serial: true, skip: func(h *hostEnv) string {
 			if h.tcp6 == "" {
 				return "no IPv6 loopback"
 			}
 			return ""
 		}, script: func(f *fixture, h *hostEnv) string { return "SANDBOX_TEST_TOOL=dial $EXE tcp6 " + h.tcp6 }, held: noHits},
-		{name: "udp to host loopback", script: func(f *fixture, h *hostEnv) string { return "SANDBOX_TEST_TOOL=udp $EXE " + h.udp }, held: noHits},
-		{name: "host unix socket (not in a private dir)", script: func(f *fixture, h *hostEnv) string {
+		{name: "udp to host loopback", serial: true, script: func(f *fixture, h *hostEnv) string { return "SANDBOX_TEST_TOOL=udp $EXE " + h.udp }, held: noHits},
+		{name: "host unix socket (not in a private dir)", serial: true, script: func(f *fixture, h *hostEnv) string {
 			return "SANDBOX_TEST_TOOL=dial $EXE unix " + h.unixBase
 		}, held: noHits},
-		{name: "host unix socket in /tmp", script: func(f *fixture, h *hostEnv) string {
+		{name: "host unix socket in /tmp", serial: true, script: func(f *fixture, h *hostEnv) string {
 			return "SANDBOX_TEST_TOOL=dial $EXE unix " + h.unixTmp
 		}, held: noHits},
-		{name: "host unix socket in /run", skip: rootOnly, script: func(f *fixture, h *hostEnv) string {
+		{name: "host unix socket in /run", serial: true, skip: rootOnly, script: func(f *fixture, h *hostEnv) string {
 			return "SANDBOX_TEST_TOOL=dial $EXE unix " + h.unixRun
 		}, held: noHits},
-		{name: "host abstract unix socket", script: func(f *fixture, h *hostEnv) string {
+		{name: "host abstract unix socket", serial: true, script: func(f *fixture, h *hostEnv) string {
 			return "SANDBOX_TEST_TOOL=dial $EXE unix " + h.abs
 		}, held: noHits},
 		{name: "AF_VSOCK socket", script: func(f *fixture, h *hostEnv) string { return "SANDBOX_TEST_TOOL=vsock $EXE" },
@@ -369,11 +372,11 @@ func attacks() []attack {
 			held: func(f *fixture, h *hostEnv, r result, _ int64) bool {
 				return !exists(f.home+"/x") && !exists(f.home+"/.bashrc")
 			}},
-		{name: "write /etc", skip: rootOnly, script: func(f *fixture, h *hostEnv) string { return "echo x >> " + h.etcFile },
+		{name: "write /etc", serial: true, skip: rootOnly, script: func(f *fixture, h *hostEnv) string { return "echo x >> " + h.etcFile },
 			held: func(f *fixture, h *hostEnv, r result, _ int64) bool { return read(h.etcFile) == "orig\n" }},
-		{name: "write /var/tmp", script: func(f *fixture, h *hostEnv) string { return "echo x > " + h.varTmp },
+		{name: "write /var/tmp", serial: true, script: func(f *fixture, h *hostEnv) string { return "echo x > " + h.varTmp },
 			held: func(f *fixture, h *hostEnv, r result, _ int64) bool { return !exists(h.varTmp) }},
-		{name: "write /dev/shm", script: func(f *fixture, h *hostEnv) string { return "echo x > " + h.devShm },
+		{name: "write /dev/shm", serial: true, script: func(f *fixture, h *hostEnv) string { return "echo x > " + h.devShm },
 			held: func(f *fixture, h *hostEnv, r result, _ int64) bool { return !exists(h.devShm) }},
 		{name: "write the cwd's parent", script: func(f *fixture, h *hostEnv) string { return "echo x > ../parent-x; echo x >> ../outside/existing" },
 			held: func(f *fixture, h *hostEnv, r result, _ int64) bool {
@@ -438,7 +441,7 @@ func attacks() []attack {
 		}, held: func(f *fixture, h *hostEnv, r result, _ int64) bool {
 			return read(f.out+"/existing") == "orig\n" && !strings.Contains(read(f.ws+"/.git/config"), "evil")
 		}},
-		{name: "ptrace the agent", script: func(f *fixture, h *hostEnv) string {
+		{name: "ptrace the agent", serial: true, script: func(f *fixture, h *hostEnv) string {
 			return "SANDBOX_TEST_TOOL=seize $EXE " + strconv.Itoa(os.Getpid())
 		}, held: func(f *fixture, h *hostEnv, r result, _ int64) bool { return !strings.Contains(r.out, "OK") }},
 		{name: "secrets in the environment", script: func(f *fixture, h *hostEnv) string {
@@ -484,6 +487,9 @@ func TestAttacks(t *testing.T) {
 					t.Skip(why)
 				}
 			}
+			if !a.serial {
+				t.Parallel()
+			}
 			for _, mode := range []string{"sandbox", "plain"} {
 				f := newFixture(t, !a.noGit)
 				before := h.hits.Load()
@@ -528,6 +534,9 @@ func TestAttacksDegraded(t *testing.T) {
 				if why := a.skip(h); why != "" {
 					t.Skip(why)
 				}
+			}
+			if !a.serial {
+				t.Parallel()
 			}
 			f := newFixture(t, !a.noGit)
 			before := h.hits.Load()

@@ -216,6 +216,7 @@ func TestAllowed(t *testing.T) {
 	_ = s
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t, true)
 			r := run(t, "sandbox", f, c.preset, c.script, 20*time.Second)
 			if !c.check(f, r) {
