@@ -44,7 +44,23 @@ func helperMain() int {
 		return fail("config", err)
 	}
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, parentDeathSignal)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	// Nothing the command starts may inherit a descriptor: not the
+	// agent's pidfd (it could signal the agent with it), nor one the
+	// agent inherited from its own parent without close-on-exec.
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fail("close-on-exec", err)
+	}
+	agentGone := make(chan struct{})
+	go func() {
+		fds := []unix.PollFd{{Fd: agentPidfdFD, Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+				break
+			}
+		}
+		close(agentGone)
+	}()
 	if h.cfg.Namespaces {
 		if err := h.setupMounts(); err != nil {
 			h.removePlaceholders()
@@ -74,11 +90,13 @@ func helperMain() int {
 		return fail("restrict", err)
 	}
 	go func() {
-		for sig := range sigs {
-			if sig == parentDeathSignal {
-				h.killAll(unix.SIGKILL)
-			} else {
+		for {
+			select {
+			case sig := <-sigs:
 				h.killAll(sig.(syscall.Signal)) // cancel: pass it on, SIGKILL follows
+			case <-agentGone:
+				h.killAll(unix.SIGKILL)
+				return
 			}
 		}
 	}()

@@ -233,7 +233,18 @@ func (s *Sandbox) helperCmd(ctx context.Context, cfg *helperConfig, userns bool)
 	// sandbox; Go sends SIGKILL after WaitDelay, and the helper's death
 	// kills the PID namespace.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	attr := &syscall.SysProcAttr{Pdeathsig: parentDeathSignal}
+	// The helper learns of the agent's death through a pidfd of the agent
+	// on fd 4, not through Pdeathsig: in a new PID namespace Go's child
+	// sees getppid() == 0 and signals itself at once, and Pdeathsig fires
+	// when the forking thread, not the process, exits.
+	pidfd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("sandbox: pidfd_open: %w", err)
+	}
+	agent := os.NewFile(uintptr(pidfd), "agent-pidfd")
+	cmd.ExtraFiles = append(cmd.ExtraFiles, agent)
+	attr := &syscall.SysProcAttr{}
 	if cfg.Namespaces {
 		attr.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
 			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
@@ -256,16 +267,17 @@ func (s *Sandbox) helperCmd(ctx context.Context, cfg *helperConfig, userns bool)
 		}
 	}
 	cmd.SysProcAttr = attr
-	return cmd, func() { f.Close() }, nil
+	return cmd, func() { f.Close(); agent.Close() }, nil
 }
 
 // tempPrefix starts the name of every private temp directory the sandbox
 // creates on the host (degraded mode); the helper removes nothing else.
 const tempPrefix = "coding-agent-sandbox-"
 
-// parentDeathSignal is sent to the helper when the agent dies; the helper
-// then kills the sandbox and cleans up.
-const parentDeathSignal = syscall.SIGUSR2
+// agentPidfdFD is the helper's descriptor for a pidfd of the agent: it
+// becomes readable when the agent exits, and the helper then kills the
+// sandbox and cleans up.
+const agentPidfdFD = 4
 
 // hostUnixSockets lists the pathname unix sockets bound in the caller's
 // network namespace, read before the helper enters its own.
