@@ -153,6 +153,15 @@ func applyEdits(name, content string, args editArgs) (string, []span, error) {
 				}
 			}
 		}
+		if n == 0 && !crlf && strings.Contains(oldText, "\r\n") {
+			// The other way round: "\r\n" given for a file with "\n".
+			lf := strings.ReplaceAll(oldText, "\r\n", "\n")
+			pos, n = locate(body, lf)
+			if n > 0 {
+				oldText = lf
+				newText = strings.ReplaceAll(newText, "\r\n", "\n")
+			}
+		}
 		switch {
 		case n == 0:
 			return "", nil, notFoundError(name, body, e.OldText, i)

@@ -61,6 +61,7 @@ func TestEditApplies(t *testing.T) {
 		{"crlf file, crlf edit", "a\r\nb\r\n", edits("a\r\nb", "b\r\na"), "b\r\na\r\n", 1},
 		{"crlf file, single line", "a\r\nb\r\n", edits("b", "B"), "a\r\nB\r\n", 2},
 		{"lf file keeps lf", "a\nb\n", edits("a\nb", "x\ny"), "x\ny\n", 1},
+		{"lf file, crlf edit", "a\nb\nc\n", edits("a\r\nb", "x\r\ny"), "x\ny\nc\n", 1},
 		{"mixed endings: untouched lines keep theirs", "a\r\nb\nc\r\n", edits("c", "C"), "a\r\nb\nC\r\n", 3},
 		{"bom kept", "\ufeffhello\nworld\n", edits("hello", "bye"), "\ufeffbye\nworld\n", 1},
 		{"bom in oldText ignored", "\ufeffhello\n", edits("\ufeffhello", "bye"), "\ufeffbye\n", 1},
@@ -307,4 +308,21 @@ func TestEditConcurrentAliases(t *testing.T) {
 		}
 	}
 	assertNoTemp(t, filepath.Dir(p))
+}
+
+// BenchmarkEditNotFoundHint20MiB measures the similarity search of a
+// failed edit on a 20 MiB file: one pass, no allocation per line.
+func BenchmarkEditNotFoundHint20MiB(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 20<<20; i++ {
+		fmt.Fprintf(&sb, "\tresult%d := compute(ctx, input[%d], options) // step %d\n", i, i, i)
+	}
+	body := sb.String()
+	want := "\tresult150000 := compute(ctx, input[150000], option) // step 150000\n\tresult150001 := compute(ctx, input[150001], options)"
+	for b.Loop() {
+		reg, ok := closestRegion(body, want)
+		if !ok || reg.first != 150001 {
+			b.Fatalf("region %+v", reg)
+		}
+	}
 }
