@@ -48,9 +48,11 @@ type Env struct {
 	model     models.Model
 	modelErr  error
 
-	sbOnce   sync.Once
-	sb       *sandbox.Sandbox
-	sbStatus sandbox.Status
+	probeStart sync.Once
+	sbOnce     sync.Once
+	sb         *sandbox.Sandbox
+	sbStatus   sandbox.Status
+	probed     chan struct{} // closed when sbStatus is set
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -64,27 +66,40 @@ func (e *Env) init() {
 			e.Logger = slog.New(slog.DiscardHandler)
 		}
 		e.queue = tools.NewMutationQueue()
+		e.probed = make(chan struct{})
 		if e.DataDir != "" {
 			e.outputs = tools.NewOutputStore(tools.OutputDir(e.DataDir))
 		}
 	})
 }
 
-// Start prepares the environment for serving: it runs the sandbox probe
-// (bounded, about 2 s at most) so that its result is ready for initialize.
+// Start prepares the environment for serving: it chooses the default
+// model and starts the sandbox probe (bounded, about 2 s at most) in the
+// background, so that it is done before the first command needs it. When a
+// valid result of an earlier probe is cached, the probe waits until
+// initialize has been answered (or 200 ms): the helper process it starts
+// would otherwise compete with the answer an editor is waiting for.
 func (e *Env) Start(ctx context.Context) error {
 	e.init()
 	e.defaultModel()
-	st := e.sandboxStatus(ctx)
-	switch {
-	case !st.Available:
-		e.Logger.Warn("OS sandbox unavailable: bash will refuse to run under read-only and workspace-write", "reason", st.Reason)
-	case st.Degraded:
-		e.Logger.Warn("OS sandbox is DEGRADED", "kind", st.Kind, "reason", st.Reason)
-	default:
-		e.Logger.Debug("OS sandbox ready", "kind", st.Kind)
+	if _, ok := e.cachedProbe(); ok {
+		time.AfterFunc(200*time.Millisecond, e.startProbe)
+	} else {
+		e.startProbe()
 	}
 	return nil
+}
+
+// startProbe runs the sandbox probe in the background, once.
+func (e *Env) startProbe() {
+	e.probeStart.Do(func() {
+		go func() {
+			st := e.sandboxStatus(context.Background())
+			if !st.Available {
+				e.Logger.Warn("OS sandbox unavailable: bash will refuse to run under read-only and workspace-write", "reason", st.Reason)
+			}
+		}()
+	})
 }
 
 // Shutdown cancels the work of every session of this environment.
@@ -105,6 +120,8 @@ func (e *Env) sandboxStatus(ctx context.Context) sandbox.Status {
 		e.init()
 		e.sb = sandbox.New(sandbox.Options{Logger: e.Logger})
 		e.sbStatus = e.sb.Probe(ctx)
+		e.saveProbe(e.sbStatus)
+		close(e.probed)
 	})
 	return e.sbStatus
 }

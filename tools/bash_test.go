@@ -124,7 +124,7 @@ func TestBashValidation(t *testing.T) {
 		{"justification too long", `{"command":"true","justification":"` + strings.Repeat("é", 241) + `"}`, "/justification"},
 		{"escalation without justification", `{"command":"true","sandbox_permissions":"require_escalated"}`, "/justification"},
 		{"escalation with blank justification", `{"command":"true","sandbox_permissions":"require_escalated","justification":"  "}`, "/justification"},
-		{"unknown property", `{"command":"true","cwd":"/"}`, "/"},
+		{"unknown property", `{"command":"true","cwd":"/"}`, "/cwd"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
