@@ -40,6 +40,10 @@ type Env struct {
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
 
+	cfgOnce sync.Once
+	cfg     Config
+	cfgErr  error
+
 	once    sync.Once
 	queue   *tools.MutationQueue
 	outputs *tools.OutputStore
@@ -81,6 +85,9 @@ func (e *Env) init() {
 // would otherwise compete with the answer an editor is waiting for.
 func (e *Env) Start(ctx context.Context) error {
 	e.init()
+	if _, err := e.config(); err != nil {
+		return err
+	}
 	e.defaultModel()
 	if _, ok := e.cachedProbe(); ok {
 		time.AfterFunc(200*time.Millisecond, e.startProbe)
@@ -118,7 +125,13 @@ func (e *Env) Shutdown() {
 func (e *Env) sandboxStatus(ctx context.Context) sandbox.Status {
 	e.sbOnce.Do(func() {
 		e.init()
-		e.sb = sandbox.New(sandbox.Options{Logger: e.Logger})
+		cfg, _ := e.config() // a bad file was reported by Start
+		e.sb = sandbox.New(sandbox.Options{
+			Logger:        e.Logger,
+			ExtraWritable: cfg.Sandbox.ExtraWritable,
+			EnvAllow:      cfg.Sandbox.EnvAllow,
+			KeepVisible:   cfg.Sandbox.KeepVisible,
+		})
 		e.sbStatus = e.sb.Probe(ctx)
 		e.saveProbe(e.sbStatus)
 		close(e.probed)

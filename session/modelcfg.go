@@ -17,8 +17,8 @@ func (e *Env) getenv(k string) string {
 }
 
 // defaultModel is the model new sessions start with: Env.Model (from
-// --model), else $CODING_AGENT_MODEL, else the default model of the one
-// provider that has credentials. It is chosen once; nil when none is
+// --model), else $CODING_AGENT_MODEL, else config.json's model, else the
+// default model of the one provider that has credentials. It is chosen once; nil when none is
 // configured (prompts then fail with -32010).
 func (e *Env) defaultModel() models.Model {
 	e.modelOnce.Do(func() {
@@ -26,6 +26,10 @@ func (e *Env) defaultModel() models.Model {
 		spec := e.Model
 		if spec == "" {
 			spec = e.getenv("CODING_AGENT_MODEL")
+		}
+		if spec == "" {
+			cfg, _ := e.config()
+			spec = cfg.Model
 		}
 		e.model, e.modelErr = models.Select(spec, e.getenv, e.ModelOptions)
 		switch {
