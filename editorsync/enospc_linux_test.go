@@ -65,4 +65,3 @@ func enospcChild(t *testing.T) {
 	}
 	fmt.Println("ENOSPC-CHILD-OK")
 }
-
