@@ -99,13 +99,14 @@ func (a *Agent) NewSession(ctx context.Context, req *rpc.NewSessionRequest) (*rp
 		}
 	}
 	a.warnMCP(req.MCPServers)
-	sid := new(string)
-	a.wire(&opts, sid)
+	// The id is chosen here so that callbacks, which may run before
+	// NewSession returns (the watcher starts inside it), already know it.
+	opts.id = newID("sess")
+	a.wire(&opts, opts.id)
 	s, err := a.env.NewSession(opts)
 	if err != nil {
 		return nil, paramErr(err, "")
 	}
-	*sid = s.ID()
 	a.add(s)
 	a.env.Logger.Info("session created", "session", s.ID(), "cwd", s.Cwd(), "preset", s.Preset(), "tools", s.Tools())
 	return &rpc.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Preset()), ConfigOptions: a.configOptions(s)}, nil
@@ -114,18 +115,18 @@ func (a *Agent) NewSession(ctx context.Context, req *rpc.NewSessionRequest) (*rp
 // wire connects a session's callbacks to this connection: updates become
 // session/update notifications, approvals session/request_permission, and
 // the model is the configured default.
-func (a *Agent) wire(opts *Options, sid *string) {
+func (a *Agent) wire(opts *Options, sid string) {
 	opts.OnUpdate = func(u rpc.SessionUpdate) {
 		// Notifications are written in order; a closed connection only
 		// loses updates nobody can read any more.
-		if err := a.client.SessionUpdate(context.Background(), &rpc.SessionNotification{SessionID: *sid, Update: u}); err != nil {
-			a.env.Logger.Debug("session/update not sent", "session", *sid, "err", err)
+		if err := a.client.SessionUpdate(context.Background(), &rpc.SessionNotification{SessionID: sid, Update: u}); err != nil {
+			a.env.Logger.Debug("session/update not sent", "session", sid, "err", err)
 		}
 	}
 	opts.RequestPermission = a.client.RequestPermission
 	opts.OnFilesChanged = func(batch []editorsync.Change) {
-		if err := a.client.FilesChanged(context.Background(), filesChanged(*sid, batch)); err != nil {
-			a.env.Logger.Debug("files_changed not sent", "session", *sid, "err", err)
+		if err := a.client.FilesChanged(context.Background(), filesChanged(sid, batch)); err != nil {
+			a.env.Logger.Debug("files_changed not sent", "session", sid, "err", err)
 		}
 	}
 }
@@ -213,10 +214,8 @@ func (a *Agent) reopen(id, cwd string, dirs []string, mcp []json.RawMessage) (*S
 		}
 		return s.Session, updates, nil
 	}
-	sid := new(string)
-	*sid = id
 	opts := Options{Cwd: cwd, AdditionalDirectories: dirs}
-	a.wire(&opts, sid)
+	a.wire(&opts, id)
 	s, updates, err := a.env.OpenSession(id, opts)
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil, rpc.SessionNotFound(id)

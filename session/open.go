@@ -38,7 +38,7 @@ func (e *Env) OpenSession(id string, opts Options) (*Session, []json.RawMessage,
 		opts.Tools = []string{}
 	}
 	opts.Preset = tools.Preset(s.preset)
-	opts.id = id
+	opts.id, opts.reopen = id, true
 	sess, err := e.NewSession(opts)
 	if err != nil {
 		return nil, nil, err

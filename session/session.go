@@ -59,9 +59,11 @@ type Options struct {
 	// MaxTurnRequests bounds the model requests of one prompt; 0 means
 	// DefaultMaxTurnRequests.
 	MaxTurnRequests int
-	// ID, when set, reopens the stored session with that id instead of
-	// creating a new one (see Env.OpenSession).
-	id string
+	// id, when set, is the session's id (chosen by a host that must know
+	// it before the first callback); reopen says the session is stored
+	// already (see Env.OpenSession).
+	id     string
+	reopen bool
 }
 
 // Session is one coding-agent session. Its methods are safe for concurrent
@@ -142,6 +144,8 @@ func (e *Env) NewSession(opts Options) (*Session, error) {
 	}
 	if s.id == "" {
 		s.id = newID("sess")
+	}
+	if !opts.reopen {
 		if e.store() != nil {
 			j, err := e.store().create(s.meta())
 			if err != nil {
