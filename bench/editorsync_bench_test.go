@@ -119,34 +119,30 @@ func BenchmarkEditorsyncWatch20k(b *testing.B) {
 	b.ReportMetric(float64(watches), "watches")
 }
 
-// BenchmarkEditorsyncSnapshotDiff20k measures what a bash command costs on
-// a tree of 20,000 files: Snapshot before and Diff after, with one file
-// changed in between, with the content cache warm (the steady state).
-func BenchmarkEditorsyncSnapshotDiff20k(b *testing.B) {
+// BenchmarkEditorsyncCallDiff20k measures what diffs cost a bash command
+// on a tree of 20,000 files: one file changed under a tracked call, then
+// Barrier and CallDiffs, with the content cache warm (the steady state).
+func BenchmarkEditorsyncCallDiff20k(b *testing.B) {
 	root := makeTree(b, 20_000)
-	s, err := editorsync.New(editorsync.Options{})
+	s, err := editorsync.New(editorsync.Options{Roots: []string{root}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
+	<-s.Warmed()
 	ctx := context.Background()
-	if _, err := s.Snapshot(ctx, []string{root}, editorsync.SnapshotLimits{}); err != nil {
-		b.Fatal(err)
-	}
 	target := filepath.Join(root, "d00", "e000", "f0.go")
 	i := 0
 	for b.Loop() {
-		snap, err := s.Snapshot(ctx, []string{root}, editorsync.SnapshotLimits{})
-		if err != nil {
-			b.Fatal(err)
-		}
+		id := fmt.Sprintf("call-%d", i)
+		s.BeginCall(id, "bash")
+		s.TrackCall(id)
 		os.WriteFile(target, []byte(fmt.Sprintf("package p\n// %d\n", i)), 0o644)
-		diffs, err := s.Diff(ctx, snap)
-		if err != nil {
-			b.Fatal(err)
-		}
+		s.Barrier(ctx)
+		s.FinishCall(id)
+		diffs := s.CallDiffs(id, editorsync.DiffLimits{})
 		if len(diffs) != 1 || diffs[0].OldText == nil {
-			b.Fatalf("Diff = %+v", diffs)
+			b.Fatalf("CallDiffs = %+v", diffs)
 		}
 		i++
 	}

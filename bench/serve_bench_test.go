@@ -289,3 +289,31 @@ func reportPercentiles(b *testing.B, times []time.Duration) {
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
 }
+
+// BenchmarkBashTrueIn20kTree is a direct `bash -c true` call in a session
+// whose root holds 20,000 files: the cost of the watcher's snapshot and
+// diff around a command, against the same call with no files (EmptyTree).
+func BenchmarkBashTrueIn20kTree(b *testing.B) {
+	for _, files := range []int{0, 20000} {
+		b.Run(fmt.Sprintf("files=%d", files), func(b *testing.B) {
+			dir := b.TempDir()
+			for i := range files {
+				sub := filepath.Join(dir, fmt.Sprintf("d%03d", i/20))
+				os.MkdirAll(sub, 0o755)
+				os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%02d.go", i%20)), []byte("package x\n"), 0o644)
+			}
+			c := startServer(b, dir)
+			c.call(b, "initialize", map[string]any{"protocolVersion": 1})
+			sid := c.call(b, "session/new", map[string]any{"cwd": dir, "mcpServers": []any{}, "_meta": map[string]any{"coding-agent": map[string]any{"preset": "full-access"}}})["sessionId"]
+			params := map[string]any{"sessionId": sid, "name": "bash", "arguments": map[string]any{"command": "true"}}
+			c.call(b, "_coding-agent/tools/call", params)
+			var times []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				c.call(b, "_coding-agent/tools/call", params)
+				times = append(times, time.Since(start))
+			}
+			reportPercentiles(b, times)
+		})
+	}
+}

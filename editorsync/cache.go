@@ -69,6 +69,19 @@ func (c *contentCache) get(path string, key statKey) (string, bool) {
 	return e.text, true
 }
 
+// peek returns the cached text of path whatever its stat: the text the
+// file had when the watcher last saw it, which is what "before" means for
+// a change being reported now.
+func (c *contentCache) peek(path string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el := c.m[path]
+	if el == nil {
+		return "", false
+	}
+	return el.Value.(*cacheEntry).text, true
+}
+
 func (c *contentCache) put(path string, key statKey, text string) {
 	if int64(len(text)) > c.max {
 		return

@@ -169,6 +169,9 @@ type Sync struct {
 	ended   Origin
 	endedAt time.Time
 	writes  map[string]recordedWrite
+	tracks  map[string]*callTrack // calls whose diffs are recorded
+
+	warmed chan struct{} // closed when warmCache is done
 
 	// barrierDir is a private watched directory: a file created there is
 	// a marker in the one inotify queue, so when the loop reads it, every
@@ -221,6 +224,8 @@ func New(opts Options) (*Sync, error) {
 		entries:    map[string]map[string]bool{},
 		dirs:       map[string]*dirWatch{},
 		writes:     map[string]recordedWrite{},
+		tracks:     map[string]*callTrack{},
+		warmed:     make(chan struct{}),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -264,6 +269,7 @@ func New(opts Options) (*Sync, error) {
 	if err != nil {
 		// Typically EMFILE: the user's inotify instances are used up.
 		s.status.Err = fmt.Sprintf("starting the file watcher: %v", err)
+		close(s.warmed)
 		s.log.Warn("editorsync: file changes will not be reported", "error", err)
 	} else {
 		s.fw = fw
@@ -273,8 +279,9 @@ func New(opts Options) (*Sync, error) {
 		}
 		s.mu.Unlock()
 		s.startBarrier()
-		s.wg.Add(1)
+		s.wg.Add(2)
 		go s.loop()
+		go s.warmCache()
 	}
 	s.wg.Add(1)
 	go s.deliver()
@@ -502,6 +509,11 @@ func (s *Sync) loop() {
 				continue // attributes only (touch, chmod): the content is the same
 			}
 			if s.barrierDir != "" && filepath.Dir(ev.Name) == s.barrierDir {
+				if ev.Has(fsnotify.Create) {
+					// A tool call is ending: what it changed is complete,
+					// so its burst ends here (and its diffs can be made).
+					flush()
+				}
 				s.passBarrier(ev)
 				continue
 			}
@@ -590,6 +602,7 @@ func (s *Sync) flush(pend map[string]*pending) {
 	}
 	s.mu.Unlock()
 	now := time.Now()
+	s.recordOld(out)
 	for i := range out {
 		c := &out[i]
 		if c.Kind != Deleted {
@@ -801,6 +814,11 @@ func (s *Sync) limitLocked(dir string, err error) {
 
 // watchDoc watches the directory of a document that was just opened.
 func (s *Sync) watchDoc(path string) {
+	// The file's text on disk is the "before" of its next change: keep it
+	// so that a command that changes an open document has its diff.
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() <= DefaultMaxFileBytes {
+		s.readText(path, keyOf(fi), DefaultMaxFileBytes)
+	}
 	dir := filepath.Dir(canonical(path))
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -156,21 +156,16 @@ func TestSedInBashIsAttributedAndDiffed(t *testing.T) {
 	if err := h.s.Documents().Open(uri, "plaintext", 1, "line one\nold value\nline three\n"); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
+	<-h.s.Warmed()
 
 	h.s.BeginCall("call-7", "bash")
-	snap, err := h.s.Snapshot(ctx, []string{root}, SnapshotLimits{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h.s.TrackCall("call-7")
 	if out, err := exec.Command("bash", "-c", "sed -i 's/old/new/' "+path).CombinedOutput(); err != nil {
 		t.Fatalf("sed: %v: %s", err, out)
 	}
-	diffs, err := h.s.Diff(ctx, snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.s.EndCall("call-7")
+	h.s.Barrier(context.Background())
+	h.s.FinishCall("call-7")
+	diffs := h.s.CallDiffs("call-7", DiffLimits{})
 
 	c := only(t, h.until("for open.txt", func(c Change) bool { return c.Path == path }), path)
 	if c.Kind != Modified || c.Origin == nil || c.Origin.ToolCallID != "call-7" || c.Origin.Tool != "bash" || !c.Open || c.URI != uri {

@@ -55,36 +55,27 @@ func (s *Session) buffers() tools.Buffers {
 	return nil
 }
 
-// watchCall brackets a tool call for attribution; for bash it snapshots the
-// roots first so that the files the command changed can be shown as diffs.
-// The returned function ends the call and returns those diffs.
+// watchCall brackets a tool call for attribution; for bash it also records
+// the files the command changes, so that they can be shown as diffs. The
+// returned function ends the call and returns those diffs.
 func (s *Session) watchCall(ctx context.Context, id, name string) func() []editorsync.FileDiff {
 	if s.sync == nil {
 		return func() []editorsync.FileDiff { return nil }
 	}
-	var snap *editorsync.Snapshot
-	if name == "bash" {
-		var err error
-		snap, err = s.sync.Snapshot(ctx, s.roots, editorsync.SnapshotLimits{})
-		if err != nil {
-			s.env.Logger.Debug("no snapshot before bash; its changes get no diffs", "err", err)
-		}
-	}
 	s.sync.BeginCall(id, name)
+	if name == "bash" {
+		s.sync.TrackCall(id)
+	}
 	return func() []editorsync.FileDiff {
 		// Once the watcher has read every event queued before this point,
 		// the call's own changes are attributed to it; ending it without a
 		// grace period keeps a change made right after it external.
 		s.sync.Barrier(ctx)
 		s.sync.FinishCall(id)
-		if snap == nil {
+		if name != "bash" {
 			return nil
 		}
-		diffs, err := s.sync.Diff(context.WithoutCancel(ctx), snap)
-		if err != nil {
-			s.env.Logger.Debug("no diffs after bash", "err", err)
-		}
-		return diffs
+		return s.sync.CallDiffs(id, editorsync.DiffLimits{})
 	}
 }
 
