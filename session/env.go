@@ -139,17 +139,21 @@ func (e *Env) sandboxStatus(ctx context.Context) sandbox.Status {
 	return e.sbStatus
 }
 
-// toolSandbox returns the sandbox the bash tool uses, or nil when the probe
-// found none (bash then refuses to run sandboxed commands).
-func (e *Env) toolSandbox(ctx context.Context) tools.Sandbox {
-	if !e.sandboxStatus(ctx).Available {
-		return nil
-	}
-	return ToolSandbox(e.sb)
+// toolSandbox returns the sandbox the bash tool uses. The probe runs (or
+// is waited for) only when a sandboxed command is about to run, so reads,
+// edits and full-access commands never pay for it; when it found no
+// sandbox, the command fails with the probe's reason and does not run.
+func (e *Env) toolSandbox() tools.Sandbox { return lazySandbox{e} }
+
+type lazySandbox struct{ e *Env }
+
+func (l lazySandbox) Command(ctx context.Context, req tools.SandboxRequest) (*tools.SandboxedCommand, error) {
+	l.e.sandboxStatus(ctx)
+	return ToolSandbox(l.e.sb).Command(ctx, req)
 }
 
 // toolOptions returns tools.Options for a call under preset in cwd.
-func (e *Env) toolOptions(ctx context.Context, preset tools.Preset, roots []string) tools.Options {
+func (e *Env) toolOptions(preset tools.Preset, roots []string) tools.Options {
 	e.init()
 	return tools.Options{
 		Preset:        preset,
@@ -157,7 +161,7 @@ func (e *Env) toolOptions(ctx context.Context, preset tools.Preset, roots []stri
 		DataDir:       e.DataDir,
 		Queue:         e.queue,
 		Outputs:       e.outputs,
-		Sandbox:       e.toolSandbox(ctx),
+		Sandbox:       e.toolSandbox(),
 		// A second of grace keeps a shutdown with a TERM-ignoring
 		// command within PROTOCOL.md's 2 s.
 		KillGrace: time.Second,
@@ -203,7 +207,7 @@ func (e *Env) RunTool(ctx context.Context, req ToolRequest) (tools.Result, error
 	if err != nil {
 		return tools.Result{}, &ParamError{Field: "preset", Msg: err.Error()}
 	}
-	t, err := tools.New(req.Name, cwd, e.toolOptions(ctx, preset, nil))
+	t, err := tools.New(req.Name, cwd, e.toolOptions(preset, nil))
 	if err != nil {
 		return tools.Result{}, err
 	}

@@ -327,7 +327,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 // runTool executes a tool call that was announced with a tool_call update
 // and reports its progress and outcome as tool_call_updates.
 func (s *Session) runTool(ctx context.Context, id, name string, args json.RawMessage) tools.Result {
-	opts := s.env.toolOptions(ctx, s.Preset(), s.roots[1:])
+	opts := s.env.toolOptions(s.Preset(), s.roots[1:])
 	opts.Approver = s.opts.Approver
 	if opts.Approver == nil {
 		opts.Approver = &approver{s: s}

@@ -23,7 +23,7 @@ func runTool(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cwd := fs.String("cwd", "", "working directory (default: the current directory)")
 	preset := fs.String("preset", "read-only", "permission preset: read-only, workspace-write or full-access")
 	dataDir := fs.String("data-dir", "", "data directory")
-	logLevel := fs.String("log-level", "", "log level for stderr")
+	logLevel := fs.String("log-level", "warn", "log level for stderr")
 
 	if len(args) == 0 || isHelp(args[0]) {
 		fmt.Fprint(stdout, toolUsage)
