@@ -124,6 +124,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, newAgent func(Clien
 	st := newStream(in, out, &opts)
 	base, cancelBase := context.WithCancel(ctx)
 	defer cancelBase()
+	// The library's own context lives until the answers are out: when it
+	// ends, replies are no longer written. Handlers get base, which ends
+	// as soon as the connection does.
+	connCtx, cancelConn := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelConn()
 
 	s := &server{
 		base:     base,
@@ -132,9 +137,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, newAgent func(Clien
 		notifies: newNotifyTable(),
 		running:  make(map[string]*registration),
 	}
+	st.answered = s.owed.pay
 	conn := jsonrpc2.NewConn(st, jsonrpc2.WithCodec(stdCodec{}), jsonrpc2.WithPreempter(preempter{s}))
 	s.agent = newAgent(&client{conn: conn, logger: opts.Logger})
-	conn.Go(base, s.handle)
+	conn.Go(connCtx, s.handle)
 
 	var err error
 	select {
@@ -151,16 +157,33 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, newAgent func(Clien
 	}
 
 	// Cancel every handler first so the agent can stop its work (kill
-	// process trees), then unblock the reader and let responses drain.
+	// process trees). Every call received then gets its answer (a result,
+	// or -32800 once its handler saw the cancellation) before the library
+	// learns that input ended, which would stop it from writing replies:
+	// a client that closed our stdin may still be reading.
 	cancelBase()
-	st.closeIn()
-	timer := time.NewTimer(opts.ShutdownTimeout)
-	defer timer.Stop()
-	select {
-	case <-conn.Done():
-	case <-timer.C:
-		opts.Logger.Warn("handlers still running after shutdown timeout", "timeout", opts.ShutdownTimeout, "running", s.inflight.count())
+	deadline := time.NewTimer(opts.ShutdownTimeout)
+	defer deadline.Stop()
+	expired := false
+	wait := func(ch <-chan struct{}) {
+		if expired {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			expired = true
+		}
 	}
+	if err == nil || !errors.Is(err, st.writeErr) {
+		wait(s.owed.settled())
+		if expired {
+			opts.Logger.Warn("calls still unanswered after the shutdown timeout", "timeout", opts.ShutdownTimeout, "unanswered", s.owed.count())
+		}
+	}
+	st.releaseRead()
+	st.closeIn()
+	wait(conn.Done())
 	st.closeOut()
 	return err
 }
@@ -173,7 +196,7 @@ type server struct {
 	calls    map[string]callFunc
 	notifies map[string]notifyFunc
 	init     initState
-	inflight tracker
+	owed     debts // calls received and not answered yet
 
 	// mu guards running: the running calls by id key.
 	mu      sync.Mutex
@@ -195,6 +218,7 @@ func (s *server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		s.handleNotification(req)
 		return nil, nil
 	}
+	s.owed.owe(idKey(req.ID()))
 	method := req.Method()
 	// Initialization order is decided here, on the read loop, so it follows
 	// wire order even though calls then run concurrently.
@@ -225,7 +249,6 @@ func (s *server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	s.mu.Lock()
 	s.running[key] = reg
 	s.mu.Unlock()
-	s.inflight.add()
 	jsonrpc2.Async(ctx)
 	defer func() {
 		s.mu.Lock()
@@ -234,7 +257,6 @@ func (s *server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 		s.mu.Unlock()
 		cancel()
-		s.inflight.done()
 	}()
 
 	if initWait != nil {
@@ -409,18 +431,58 @@ func (i *initState) ready() bool {
 	return i.state == 2
 }
 
-// tracker counts running handlers.
-type tracker struct {
-	mu sync.Mutex
-	n  int
+// debts tracks the calls received and not yet answered, by id, so that a
+// shutdown can wait for their answers to be written.
+type debts struct {
+	mu      sync.Mutex
+	m       map[string]int
+	waiters []chan struct{}
 }
 
-func (t *tracker) add()  { t.mu.Lock(); t.n++; t.mu.Unlock() }
-func (t *tracker) done() { t.mu.Lock(); t.n--; t.mu.Unlock() }
-func (t *tracker) count() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.n
+func (d *debts) owe(key string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.m == nil {
+		d.m = map[string]int{}
+	}
+	d.m[key]++
+}
+
+// pay records that the answer to the call key was written.
+func (d *debts) pay(key string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.m[key] == 0 {
+		return // an answer to input that never reached a handler
+	}
+	if d.m[key]--; d.m[key] == 0 {
+		delete(d.m, key)
+	}
+	if len(d.m) == 0 {
+		for _, w := range d.waiters {
+			close(w)
+		}
+		d.waiters = nil
+	}
+}
+
+func (d *debts) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.m)
+}
+
+// settled returns a channel closed once every call has been answered.
+func (d *debts) settled() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ch := make(chan struct{})
+	if len(d.m) == 0 {
+		close(ch)
+	} else {
+		d.waiters = append(d.waiters, ch)
+	}
+	return ch
 }
 
 // client implements [Client] over the connection.

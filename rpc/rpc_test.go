@@ -791,3 +791,34 @@ func TestLargeMessages(t *testing.T) {
 		}
 	})
 }
+
+// TestAnswersAfterEndOfInput: a client that closes our input right after a
+// request still gets the answer, even when the handler finishes after the
+// end of input was read (the library would drop it once its reader failed).
+func TestAnswersAfterEndOfInput(t *testing.T) {
+	release := make(chan struct{})
+	a := &fakeAgent{initialize: func(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error) {
+		<-release
+		return &InitializeResponse{ProtocolVersion: 1}, nil
+	}}
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(context.Background(), cr, sw, func(Client) Agent { return a }, Options{})
+		sw.Close()
+	}()
+	io.WriteString(cw, `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}`+"\n")
+	cw.Close()
+	close(release)
+	out, err := io.ReadAll(sr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"id":7`) || !strings.Contains(string(out), `"protocolVersion":1`) {
+		t.Errorf("output %q, want the answer to request 7", out)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Serve = %v, want nil after EOF", err)
+	}
+}

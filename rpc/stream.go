@@ -41,8 +41,16 @@ type stream struct {
 	writeDone chan struct{} // closed on the first write error
 
 	trace *tracer
+	// answered, if set, is told the id of every response written.
+	answered func(idKey string)
 
 	inOnce, outOnce sync.Once
+	// release is closed by Serve when the library may learn that input
+	// ended: go.lsp.dev/jsonrpc2 stops writing replies once its reader has
+	// failed, so the end of input is held back until every call received
+	// has been answered.
+	release     chan struct{}
+	releaseOnce sync.Once
 }
 
 func newStream(in io.Reader, out io.Writer, opts *Options) *stream {
@@ -53,6 +61,7 @@ func newStream(in io.Reader, out io.Writer, opts *Options) *stream {
 		logger:    opts.Logger,
 		readDone:  make(chan struct{}),
 		writeDone: make(chan struct{}),
+		release:   make(chan struct{}),
 		framing:   opts.Framing,
 	}
 	if opts.Trace != nil {
@@ -76,7 +85,9 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 				}
 				continue
 			}
-			return nil, 0, s.endRead(err)
+			err = s.endRead(err)
+			<-s.release
+			return nil, 0, err
 		}
 		s.syncFraming()
 		s.trace.message("recv", frame)
@@ -191,6 +202,8 @@ func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 		return 0, s.writeErr
 	}
 	s.wbuf = appendFrame(s.wbuf[:0], s.framing, body)
+	// Trace first: once the peer has the message, the trace has it too.
+	s.trace.message("send", body)
 	n, err := s.out.Write(s.wbuf)
 	if cap(s.wbuf) > reuseLimit {
 		s.wbuf = nil
@@ -200,7 +213,11 @@ func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 		close(s.writeDone)
 		return int64(n), s.writeErr
 	}
-	s.trace.message("send", body)
+	if s.answered != nil {
+		if key, ok := responseKey(body); ok {
+			s.answered(key)
+		}
+	}
 	return int64(n), nil
 }
 
@@ -223,6 +240,51 @@ func guardCode(msg jsonrpc2.Message) jsonrpc2.Message {
 func (s *stream) Close() error {
 	return errors.Join(s.closeIn(), s.closeOut())
 }
+
+// responseKey returns the idKey of an encoded response. The library's
+// response type is unexported, so the id is read from the encoding: the
+// members before "result" or "error" (the library writes jsonrpc and id
+// first, so only the head of a large response is scanned).
+func responseKey(body []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	key := ""
+	for dec.More() {
+		name, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		switch name {
+		case "result", "error":
+			return key, key != ""
+		case "method":
+			return "", false
+		case "id":
+			v, err := dec.Token()
+			if err != nil {
+				return "", false
+			}
+			switch v := v.(type) {
+			case json.Number:
+				key = "n" + v.String()
+			case string:
+				key = "s" + v
+			}
+			continue
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// releaseRead lets Read report the end of input to the library.
+func (s *stream) releaseRead() { s.releaseOnce.Do(func() { close(s.release) }) }
 
 func (s *stream) closeIn() error {
 	var err error

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -186,4 +187,29 @@ func nodeClients(t *testing.T) string {
 		t.Fatal("node is required for the end-to-end client tests")
 	}
 	return clients
+}
+
+// TestServeFlags checks the serve flags end to end: --trace records the
+// wire, --framing forces a framing, and bad values are usage errors.
+func TestServeFlags(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "wire.log")
+	cmd := agentCmd(t, "serve", "--data-dir", t.TempDir(), "--trace", trace, "--framing", "header", "--log-level", "error")
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`
+	cmd.Stdin = strings.NewReader(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(out), "Content-Length: ") || !strings.Contains(string(out), `"protocolVersion":1`) {
+		t.Errorf("answer %q, want a Content-Length framed initialize result", out)
+	}
+	b, err := os.ReadFile(trace)
+	if err != nil || !strings.Contains(string(b), `"method":"initialize"`) || !strings.Contains(string(b), `"agentInfo"`) {
+		t.Errorf("trace %q (%v): want both directions", b, err)
+	}
+	for _, args := range [][]string{{"serve", "--framing", "xml"}, {"serve", "--max-message-bytes", "0"}, {"serve", "--log-level", "loud"}, {"serve", "extra"}} {
+		if code, _, stderr := runCLI(t, args...); code != 2 || stderr == "" {
+			t.Errorf("%q: exit %d, stderr %q; want a usage error", args, code, stderr)
+		}
+	}
 }
