@@ -118,14 +118,9 @@ func (v *validator) decode(args json.RawMessage, dst any) error {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	var inst any
-	if err := dec.Decode(&inst); err != nil {
+	inst, err := parseJSON(args)
+	if err != nil {
 		return &ValidationError{Tool: v.tool, Rule: "not valid JSON: " + err.Error()}
-	}
-	if dec.More() {
-		return &ValidationError{Tool: v.tool, Rule: "not valid JSON: data after the arguments object"}
 	}
 	if field, rule := check(v.root, inst, ""); rule != "" {
 		if field == "" {
@@ -144,7 +139,7 @@ func (v *validator) decode(args json.RawMessage, dst any) error {
 
 type assignError struct{ field, rule string }
 
-// assign stores the decoded JSON value val (from a decoder with UseNumber)
+// assign stores the decoded JSON value val
 // into dst, which may be a struct (fields by json tag), a string, a bool, a
 // number, a pointer to one of those, a slice or a map[string]any.
 func assign(dst reflect.Value, val any, path string) *assignError {
@@ -177,23 +172,18 @@ func assign(dst reflect.Value, val any, path string) *assignError {
 		}
 		dst.SetBool(b)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, ok := val.(json.Number)
-		if !ok || !isInteger(n) {
+		f, ok := val.(float64)
+		if !ok || !isInteger(f) {
 			return mismatch()
 		}
-		f, _ := n.Float64()
 		if dst.OverflowInt(int64(f)) {
-			return &assignError{path, fmt.Sprintf("%s is out of range", n)}
+			return &assignError{path, fmt.Sprintf("%v is out of range", f)}
 		}
 		dst.SetInt(int64(f))
 	case reflect.Float32, reflect.Float64:
-		n, ok := val.(json.Number)
+		f, ok := val.(float64)
 		if !ok {
 			return mismatch()
-		}
-		f, err := n.Float64()
-		if err != nil {
-			return &assignError{path, fmt.Sprintf("%s is out of range", n)}
 		}
 		dst.SetFloat(f)
 	case reflect.Slice:
@@ -314,10 +304,9 @@ func check(n *schemaNode, val any, path string) (field, rule string) {
 		if len(n.Enum) > 0 && !slices.Contains(n.Enum, x) {
 			return path, fmt.Sprintf("got %q, want one of %q", x, n.Enum)
 		}
-	case json.Number:
-		f, _ := x.Float64()
-		if n.Minimum != nil && f < *n.Minimum {
-			return path, fmt.Sprintf("minimum: got %s, want at least %v", x, *n.Minimum)
+	case float64:
+		if n.Minimum != nil && x < *n.Minimum {
+			return path, fmt.Sprintf("minimum: got %v, want at least %v", x, *n.Minimum)
 		}
 	}
 	return "", ""
@@ -336,7 +325,7 @@ func jsonType(v any) string {
 		return "boolean"
 	case nil:
 		return "null"
-	case json.Number:
+	case float64:
 		if isInteger(x) {
 			return "integer"
 		}
@@ -350,12 +339,8 @@ func typeMatches(want string, v any) bool {
 	return got == want || (want == "number" && got == "integer")
 }
 
-// isInteger reports whether n is an integral value (1 and 1.0 both are, as
-// in JSON Schema) that fits an int64.
-func isInteger(n json.Number) bool {
-	if _, err := n.Int64(); err == nil {
-		return true
-	}
-	f, err := n.Float64()
-	return err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<63
+// isInteger reports whether f is an integral value (1 and 1.0 both are, as
+// in JSON Schema) that an int64 holds exactly.
+func isInteger(f float64) bool {
+	return f == math.Trunc(f) && math.Abs(f) <= 1<<53
 }
