@@ -226,39 +226,32 @@ func (r *InitializeRequest) check() *Error {
 }
 
 func (r *NewSessionRequest) check() *Error {
-	if e := absPath("cwd", r.Cwd); e != nil {
-		return e
-	}
-	if e := checkDirs(r.AdditionalDirectories); e != nil {
-		return e
-	}
-	return checkMeta(r.Meta)
+	return checkSetup(r.Cwd, r.AdditionalDirectories, r.Meta)
 }
 
 func (r *LoadSessionRequest) check() *Error {
 	if e := nonEmpty("sessionId", r.SessionID); e != nil {
 		return e
 	}
-	if e := absPath("cwd", r.Cwd); e != nil {
-		return e
-	}
-	if e := checkDirs(r.AdditionalDirectories); e != nil {
-		return e
-	}
-	return checkMeta(r.Meta)
+	return checkSetup(r.Cwd, r.AdditionalDirectories, r.Meta)
 }
 
 func (r *ResumeSessionRequest) check() *Error {
 	if e := nonEmpty("sessionId", r.SessionID); e != nil {
 		return e
 	}
-	if e := absPath("cwd", r.Cwd); e != nil {
+	return checkSetup(r.Cwd, r.AdditionalDirectories, r.Meta)
+}
+
+// checkSetup checks what session/new, load and resume share.
+func checkSetup(cwd string, dirs []string, meta *SessionMeta) *Error {
+	if e := absPath("cwd", cwd); e != nil {
 		return e
 	}
-	if e := checkDirs(r.AdditionalDirectories); e != nil {
+	if e := checkDirs(dirs); e != nil {
 		return e
 	}
-	return checkMeta(r.Meta)
+	return checkMeta(meta)
 }
 
 func (r *CloseSessionRequest) check() *Error { return nonEmpty("sessionId", r.SessionID) }
