@@ -65,20 +65,11 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return exitCode(usagef("--preset: %v", err), stderr)
 	}
-	if *cwd == "" {
-		if *cwd, err = os.Getwd(); err != nil {
-			return exitCode(err, stderr)
-		}
-	}
-	logger, err := newLogger(stderr, *logLevel)
+	env, err := newEnv(stderr, cwd, *logLevel, *dataDir)
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	dir, err := session.ResolveDataDir(*dataDir)
-	if err != nil {
-		return exitCode(err, stderr)
-	}
-	env := &session.Env{Version: version, DataDir: dir, Logger: logger, Model: *model}
+	env.Model = *model
 	defer env.Shutdown()
 
 	out := &printer{stderr: stderr}

@@ -48,22 +48,10 @@ func runTool(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !json.Valid([]byte(*jsonArgs)) {
 		return exitCode(usagef("tool %s: --json is not valid JSON", name), stderr)
 	}
-	if *cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return exitCode(err, stderr)
-		}
-		*cwd = wd
-	}
-	logger, err := newLogger(stderr, *logLevel)
+	env, err := newEnv(stderr, cwd, *logLevel, *dataDir)
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	dir, err := session.ResolveDataDir(*dataDir)
-	if err != nil {
-		return exitCode(err, stderr)
-	}
-	env := session.Env{Version: version, DataDir: dir, Logger: logger}
 	res, err := env.RunTool(ctx, session.ToolRequest{
 		Name: name, Arguments: json.RawMessage(*jsonArgs), Cwd: *cwd, Preset: *preset,
 	})
@@ -96,3 +84,24 @@ Examples:
   coding-agent tool read --json '{"path":"go.mod"}'
   coding-agent tool bash --preset full-access --json '{"command":"ls"}'
 `
+
+// newEnv sets up what the one-shot commands share: the working directory
+// (the current one when *cwd is empty), the logger and the data directory.
+func newEnv(stderr io.Writer, cwd *string, logLevel, dataDir string) (*session.Env, error) {
+	if *cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		*cwd = wd
+	}
+	logger, err := newLogger(stderr, logLevel)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := session.ResolveDataDir(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	return &session.Env{Version: version, DataDir: dir, Logger: logger}, nil
+}
