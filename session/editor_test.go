@@ -80,6 +80,9 @@ func TestEditorSyncBashChangeIsAttributedAndDiffed(t *testing.T) {
 		t.Fatalf("bash: %+v %+v", err, res)
 	}
 	p, seen := c.waitChange(t, path)
+	// The call's answer came after its final update, so that update is in
+	// seen or still queued (files_changed may have come first).
+	seen = append(seen, c.drain()...)
 	id := toolCallID(seen)
 	ch := p.Changes[0]
 	if ch.Kind != "modified" || ch.Origin == nil || ch.Origin.ToolCallID != id || ch.Origin.Tool != "bash" || !ch.Open {
