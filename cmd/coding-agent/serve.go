@@ -54,6 +54,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer f.Close()
 		opts.Trace = f
 	}
+	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		// A person, not an editor, started us: say what this is.
+		fmt.Fprintln(stderr, "coding-agent: serving ACP (JSON-RPC) on stdin/stdout for an editor or a script; Ctrl-D ends it. See 'coding-agent --help' for the commands a person runs.")
+	}
 	env := &session.Env{Version: version, DataDir: dir, Logger: logger, Model: *model}
 	if err := env.Start(ctx); err != nil {
 		return err
