@@ -58,6 +58,10 @@ type Env struct {
 	sbStatus   sandbox.Status
 	probed     chan struct{} // closed when sbStatus is set
 
+	cacheOnce sync.Once // the probe cache on disk, read once
+	cached    sandbox.Status
+	cachedOK  bool
+
 	// mu guards the fields below.
 	mu       sync.Mutex
 	shutdown bool

@@ -67,8 +67,8 @@ func (s *Session) Prompt(ctx context.Context, prompt []rpc.ContentBlock) (string
 		s.emit(&rpc.UserMessageChunk{Content: b, MessageID: msgID})
 	}
 	s.appendHistory(user)
-	system := s.systemPrompt()
 	specs := s.toolSpecs()
+	system := s.systemPrompt(specs)
 	for range s.maxTurnRequests() {
 		if ctx.Err() != nil {
 			return rpc.StopCancelled, nil
@@ -324,7 +324,7 @@ func (s *Session) toolSpecs() []models.ToolSpec {
 
 // systemPrompt tells the model who it is, what it can do, where it works
 // and the project's own instructions.
-func (s *Session) systemPrompt() string {
+func (s *Session) systemPrompt(specs []models.ToolSpec) string {
 	var b strings.Builder
 	b.WriteString("You are coding-agent, a coding assistant that works in the user's project through tools. ")
 	b.WriteString("Be direct and precise. Read before you change; prefer small, exact edits; check your work.\n")
@@ -332,7 +332,7 @@ func (s *Session) systemPrompt() string {
 		b.WriteString("\nYou have no tools in this session: answer from the conversation alone.\n")
 	} else {
 		b.WriteString("\n# Tools\n")
-		for _, spec := range s.toolSpecs() {
+		for _, spec := range specs {
 			fmt.Fprintf(&b, "\n## %s\n%s\n", spec.Name, spec.Description)
 		}
 		b.WriteString("\nTool calls of one message run one after another, in order. ")

@@ -51,8 +51,14 @@ func probeKey() string {
 	return b.String()
 }
 
-// cachedProbe returns the cached probe result when it is still valid.
+// cachedProbe returns the cached probe result when it is still valid. The
+// file is read once per Env: start-up and initialize both ask.
 func (e *Env) cachedProbe() (sandbox.Status, bool) {
+	e.cacheOnce.Do(func() { e.cached, e.cachedOK = e.readProbeCache() })
+	return e.cached, e.cachedOK
+}
+
+func (e *Env) readProbeCache() (sandbox.Status, bool) {
 	if e.DataDir == "" {
 		return sandbox.Status{}, false
 	}

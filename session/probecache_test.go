@@ -27,13 +27,16 @@ func TestProbeCache(t *testing.T) {
 	if r := e2.reportedSandbox(context.Background()); r.Kind != st.Kind || r.Available != st.Available {
 		t.Errorf("reported %+v, want the cached %+v", r, st)
 	}
-	// A cache written for another kernel, user or binary is ignored.
+	// A cache written for another kernel, user or binary is ignored by
+	// the next process.
 	os.WriteFile(filepath.Join(data, probeCacheFile), []byte(`{"key":"other machine","status":{"available":true,"kind":"seatbelt"}}`), 0o600)
-	if _, ok := e2.cachedProbe(); ok {
+	e3 := &Env{DataDir: data}
+	e3.init()
+	if _, ok := e3.cachedProbe(); ok {
 		t.Error("a cache with another key was used")
 	}
 	// Without a valid cache, initialize waits for the real probe.
-	if r := e2.reportedSandbox(context.Background()); r.Kind == sandbox.KindSeatbelt {
+	if r := e3.reportedSandbox(context.Background()); r.Kind == sandbox.KindSeatbelt {
 		t.Errorf("reported the invalid cache: %+v", r)
 	}
 }
