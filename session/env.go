@@ -58,7 +58,10 @@ type Env struct {
 	sbStatus   sandbox.Status
 	probed     chan struct{} // closed when sbStatus is set
 
-	cacheOnce sync.Once // the probe cache on disk, read once
+	// cacheMu guards the fields below: the probe cache on disk, read
+	// once and updated by saveProbe.
+	cacheMu   sync.Mutex
+	cacheRead bool
 	cached    sandbox.Status
 	cachedOK  bool
 

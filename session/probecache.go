@@ -54,7 +54,12 @@ func probeKey() string {
 // cachedProbe returns the cached probe result when it is still valid. The
 // file is read once per Env: start-up and initialize both ask.
 func (e *Env) cachedProbe() (sandbox.Status, bool) {
-	e.cacheOnce.Do(func() { e.cached, e.cachedOK = e.readProbeCache() })
+	e.cacheMu.Lock()
+	defer e.cacheMu.Unlock()
+	if !e.cacheRead {
+		e.cached, e.cachedOK = e.readProbeCache()
+		e.cacheRead = true
+	}
 	return e.cached, e.cachedOK
 }
 
@@ -85,6 +90,9 @@ func (e *Env) saveProbe(st sandbox.Status) {
 	if err != nil {
 		return
 	}
+	e.cacheMu.Lock()
+	e.cached, e.cachedOK, e.cacheRead = st, true, true
+	e.cacheMu.Unlock()
 	if err := os.MkdirAll(e.DataDir, 0o700); err != nil {
 		return
 	}
