@@ -254,40 +254,41 @@ func run(t testing.TB, mode string, f *fixture, preset Preset, script string, ti
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	env := append(os.Environ(), "HOME="+f.home, "EXE="+h.exe)
-	var cmd *exec.Cmd
-	cleanup := func() {}
+	var r result
+	t0 := time.Now()
 	switch mode {
 	case "sandbox", "degraded":
-		var err error
 		p := Policy{Preset: preset, WritableRoots: []string{f.ws}, Protected: []string{f.data, f.ws + "/.agentdata"}}
 		s := testSandbox(t)
 		if mode == "degraded" {
 			s = degradedSandbox(t)
 		}
-		cmd, cleanup, err = s.Command(ctx, p, script, f.ws, env)
+		cmd, err := s.Command(ctx, p, script, f.ws, env)
 		if err != nil {
 			t.Fatalf("Command: %v", err)
 		}
+		out, code, err := cmd.Output()
+		r = result{out: string(out), code: code, elapsed: time.Since(t0)}
+		if err != nil {
+			r.out += err.Error()
+		}
 	case "plain":
-		cmd = exec.CommandContext(ctx, "/bin/bash", "-c", script)
+		cmd := exec.CommandContext(ctx, "/bin/bash", "-c", script)
 		cmd.Dir = f.ws
 		cmd.Env = append(env, "TMPDIR="+f.dir+"/tmp")
 		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 		cmd.WaitDelay = 2 * time.Second
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-	t0 := time.Now()
-	out, err := cmd.CombinedOutput()
-	r := result{out: string(out), elapsed: time.Since(t0)}
-	cleanup()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		r.code = -1
-		r.out += err.Error()
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		out, err := cmd.CombinedOutput()
+		r = result{out: string(out), elapsed: time.Since(t0)}
+		var ee *exec.ExitError
+		switch {
+		case errors.As(err, &ee):
+			r.code = ee.ExitCode()
+		case err != nil:
+			r.code = -1
+			r.out += err.Error()
+		}
 	}
 	return r
 }
@@ -570,12 +571,11 @@ func TestGitdirFileProtected(t *testing.T) {
 			if mode == "sandbox" {
 				ctx := context.Background()
 				p := Policy{Preset: WorkspaceWrite, WritableRoots: []string{f.ws, repo}}
-				cmd, cleanup, err := testSandbox(t).Command(ctx, p, script, f.ws, os.Environ())
+				cmd, err := testSandbox(t).Command(ctx, p, script, f.ws, os.Environ())
 				if err != nil {
 					t.Fatal(err)
 				}
-				out, _ := cmd.CombinedOutput()
-				cleanup()
+				out, _, _ := cmd.Output()
 				r.out = string(out)
 			} else {
 				r = run(t, "plain", f, WorkspaceWrite, script, 10*time.Second)

@@ -35,14 +35,7 @@ type helper struct {
 	bash           int
 }
 
-func helperMain() int {
-	f := os.NewFile(helperConfigFD, "sandbox-config")
-	h := &helper{}
-	err := json.NewDecoder(f).Decode(&h.cfg)
-	f.Close()
-	if err != nil {
-		return fail("config", err)
-	}
+func helperMain(namespaces bool) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	// Nothing the command starts may inherit a descriptor: not the
@@ -61,17 +54,102 @@ func helperMain() int {
 		}
 		close(agentGone)
 	}()
+	// What does not depend on the command is done before it arrives: a
+	// spare helper waits here, ready.
+	var warmErr error
+	if namespaces {
+		warmErr = warmNamespaces()
+	} else if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		warmErr = fmt.Errorf("subreaper: %w", err)
+	}
+	unix.Write(helperSocketFD, []byte{helperReady})
+	cfg, err := readRequest()
+	if err != nil {
+		// No command (the parent discarded this helper, or died).
+		return 0
+	}
+	h := &helper{cfg: cfg}
+	code := h.run(namespaces, warmErr, sigs, agentGone)
+	// The status goes out once nothing of the command is left and the
+	// helper holds no copy of its output: the parent may report the
+	// command as finished while the namespaces are torn down.
+	if null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
+		unix.Dup3(null, 1, 0)
+		unix.Dup3(null, 2, 0)
+		unix.Close(null)
+	}
+	unix.Write(helperSocketFD, []byte(strconv.Itoa(code)+"\n"))
+	return code
+}
+
+// readRequest receives the command's stdout and stderr, installs them as
+// the helper's own (so that its messages reach the command's output), and
+// reads the config up to EOF.
+func readRequest() (helperConfig, error) {
+	var cfg helperConfig
+	oob := make([]byte, unix.CmsgSpace(2*4))
+	b := make([]byte, 1)
+	var n, oobn int
+	var err error
+	for {
+		n, oobn, _, _, err = unix.Recvmsg(helperSocketFD, b, oob, unix.MSG_CMSG_CLOEXEC)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil || n != 1 {
+		return cfg, fmt.Errorf("no request: %v", err)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return cfg, fmt.Errorf("request without descriptors: %v", err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 2 {
+		return cfg, fmt.Errorf("request with %d descriptors: %v", len(fds), err)
+	}
+	for i, fd := range fds {
+		if err := unix.Dup3(fd, 1+i, 0); err != nil {
+			return cfg, err
+		}
+		unix.Close(fd)
+	}
+	// Plain reads: an *os.File would close the descriptor when collected.
+	var js []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(helperSocketFD, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return cfg, fmt.Errorf("reading the config: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+		js = append(js, buf[:n]...)
+	}
+	if err := json.Unmarshal(js, &cfg); err != nil {
+		return cfg, fmt.Errorf("config: %w", err)
+	}
+	return cfg, nil
+}
+
+// run sets up the sandbox for the command, runs it and returns bash's exit
+// code (or exitSetup, exitExec).
+func (h *helper) run(namespaces bool, warmErr error, sigs <-chan os.Signal, agentGone <-chan struct{}) int {
+	if h.cfg.Namespaces != namespaces {
+		return fail("config", fmt.Errorf("a command for namespaces=%v sent to a helper with namespaces=%v", h.cfg.Namespaces, namespaces))
+	}
+	if warmErr != nil {
+		return fail("start", warmErr)
+	}
 	if h.cfg.Namespaces {
 		if err := h.setupMounts(); err != nil {
 			h.removePlaceholders()
 			return fail("mounts", err)
 		}
-		if err := loUp(); err != nil {
-			h.removePlaceholders()
-			return fail("loopback", err)
-		}
-	} else if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return fail("subreaper", err)
 	}
 	// Nothing inside may read the helper's memory or open its /proc files.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
@@ -344,9 +422,6 @@ func dropCaps() error {
 // setupMounts builds the sandbox's view of the file system.
 func (h *helper) setupMounts() error {
 	c := &h.cfg
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make / private: %w", err)
-	}
 	// Placeholders first, while every path is the host's.
 	for _, p := range c.Missing {
 		if err := h.placeholder(p); err != nil {
@@ -418,9 +493,6 @@ func (h *helper) setupMounts() error {
 		}
 		bound = append(bound, k.path)
 	}
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount /proc: %w", err)
-	}
 	for _, p := range c.Sockets {
 		var st unix.Stat_t
 		if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
@@ -463,6 +535,22 @@ func (h *helper) setupMounts() error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// warmNamespaces does the part of the setup that is the same for every
+// command: no mount propagation to the host, a /proc of the new PID
+// namespace, and the loopback interface up.
+func warmNamespaces() error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make / private: %w", err)
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	if err := loUp(); err != nil {
+		return fmt.Errorf("loopback: %w", err)
 	}
 	return nil
 }

@@ -3,15 +3,17 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,8 +21,9 @@ import (
 // helperArg is argv[1] of the re-executed helper.
 const helperArg = "__coding-agent-sandbox-helper"
 
-// helperConfigFD is the descriptor on which the helper reads its config.
-const helperConfigFD = 3
+// helperSocketFD is the helper's end of the socket to the parent: the
+// request comes in on it, the status goes out.
+const helperSocketFD = 3
 
 // Exit codes of the helper when the sandbox could not be set up.
 const (
@@ -53,10 +56,16 @@ type helperConfig struct {
 // at once. Call it first in main, and in TestMain of test binaries that
 // run sandboxed commands.
 func MaybeRunHelper() {
-	if len(os.Args) == 2 && os.Args[1] == helperArg {
-		os.Exit(helperMain())
+	if len(os.Args) == 3 && os.Args[1] == helperArg {
+		os.Exit(helperMain(os.Args[2] == helperNamespaces))
 	}
 }
+
+// argv[2] of the helper: whether it was started in new namespaces.
+const (
+	helperNamespaces   = "namespaces"
+	helperNoNamespaces = "no-namespaces"
+)
 
 func (s *Sandbox) probe(ctx context.Context) Status {
 	st := Status{Kind: KindNone, LandlockABI: landlockABI(), Seccomp: seccompAvailable()}
@@ -78,6 +87,7 @@ func (s *Sandbox) probe(ctx context.Context) Status {
 			if err == nil {
 				st.Available, st.Kind = true, KindLinux
 				st.Namespaces = map[bool]string{true: "userns", false: "root-no-userns"}[userns]
+				s.refill(helperKind{namespaces: true, userns: userns})
 				return st
 			}
 			errs = append(errs, err.Error())
@@ -93,6 +103,7 @@ func (s *Sandbox) probe(ctx context.Context) Status {
 		return st
 	}
 	st.Available, st.Kind, st.Degraded = true, KindLandlockOnly, true
+	s.refill(helperKind{})
 	st.Reason = strings.TrimPrefix(st.Reason+"; ", "; ") + "DEGRADED: no network, PID or mount namespaces; " +
 		"Landlock protects files (no new top-level entries in protected directories' parents), " +
 		"seccomp allows only unix sockets (no loopback servers), host unix sockets stay reachable, " +
@@ -124,15 +135,13 @@ func (s *Sandbox) probeRun(ctx context.Context, userns bool) error {
 		defer os.RemoveAll(temp)
 		cfg.Temp = temp
 	}
-	cmd, closeCfg, err := s.helperCmd(ctx, &cfg, userns)
-	if err != nil {
-		return err
-	}
-	defer closeCfg()
+	p := &linuxProc{s: s, cfg: &cfg, kind: helperKind{namespaces: cfg.Namespaces, userns: userns && cfg.Namespaces}, noSpare: true}
 	// The probe has no grace: at its deadline the helper is killed.
-	cmd.Cancel = func() error { return cmd.Process.Kill() }
-	cmd.WaitDelay = 50 * time.Millisecond
-	out, err := cmd.CombinedOutput()
+	c := &Cmd{ctx: ctx, b: p, stop: make(chan struct{}), grace: -1}
+	out, code, err := c.Output()
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit status %d", code)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("probe timed out: %w", ctx.Err())
@@ -155,101 +164,92 @@ func explain(err error) string {
 	return err.Error()
 }
 
-func (s *Sandbox) command(ctx context.Context, st Status, pl *plan, script string, env []string) (*exec.Cmd, func(), error) {
+func (s *Sandbox) command(ctx context.Context, st Status, pl *plan, script string, env []string) (backend, error) {
 	cfg := &helperConfig{
 		Script: script, Dir: pl.dir, Preset: pl.preset, Roots: pl.roots, Visible: pl.visible,
 		Keep: s.opts.KeepVisible, Protected: pl.protected, Missing: pl.missing, Pins: pl.pins,
 		GitNames: pl.gitNames, Namespaces: st.Kind == KindLinux,
 	}
-	var cleanups []func()
-	cleanupAll := func() {
-		for i := len(cleanups) - 1; i >= 0; i-- {
-			cleanups[i]()
-		}
-	}
+	p := &linuxProc{s: s, cfg: cfg, pl: pl, kind: helperKind{namespaces: cfg.Namespaces, userns: st.Namespaces == "userns"}}
 	temp := PrivateTemp
-	if cfg.Namespaces {
-		cfg.Sockets = hostUnixSockets()
-	} else {
+	if !cfg.Namespaces {
 		d, err := os.MkdirTemp("", tempPrefix)
 		if err != nil {
-			return nil, nil, fmt.Errorf("sandbox: private temp: %w", err)
+			return nil, fmt.Errorf("sandbox: private temp: %w", err)
 		}
-		cleanups = append(cleanups, func() { os.RemoveAll(d) })
+		p.temp = d
 		cfg.Temp, temp = d, d
 	}
 	cfg.Env = sandboxEnv(env, s.opts.EnvAllow, pl.roots, temp)
-	cmd, closeCfg, err := s.helperCmd(ctx, cfg, st.Namespaces == "userns")
-	if err != nil {
-		cleanupAll()
-		return nil, nil, err
-	}
-	cleanups = append(cleanups, closeCfg)
-	cleanups = append(cleanups, func() {
-		// The helper removes its placeholders and quarantines new .git
-		// entries itself; this is the backstop for a helper that was
-		// killed before its epilogue.
-		removePlaceholders(pl.missing)
-		if ps := cmd.ProcessState; ps == nil || !ps.Exited() {
-			if moved, err := quarantineNewGit(pl.roots, concat(pl.gitNames, pl.protected, pl.missing)); len(moved) > 0 || err != nil {
-				s.log.Warn("sandbox: quarantined .git created by a command", "paths", moved, "err", err)
-			}
-		}
-	})
-	return cmd, cleanupAll, nil
+	return p, nil
 }
 
-// helperCmd builds the re-exec command with cfg on fd 3. The returned
-// function closes the parent's copy of the config.
-func (s *Sandbox) helperCmd(ctx context.Context, cfg *helperConfig, userns bool) (*exec.Cmd, func(), error) {
-	js, err := json.Marshal(cfg)
+// spares is the helper a Sandbox keeps started ahead of the next command.
+type spares struct {
+	spare *helperProc
+	// pending is closed when the helper being started (of pendingKind)
+	// is ready or failed to start.
+	pending     chan struct{}
+	pendingKind helperKind
+	closed      bool
+}
+
+// helperKind is how a helper was started; a spare helper serves only
+// commands of its kind.
+type helperKind struct{ namespaces, userns bool }
+
+// helperProc is a started helper waiting for (or running) its command.
+// The parent talks to it over a stream socket on the helper's fd 3: one
+// request (a byte carrying the command's stdout and stderr, then the JSON
+// config up to EOF), and back one status line with bash's exit code,
+// written once nothing of the command is left.
+type helperProc struct {
+	kind    helperKind
+	cmd     *exec.Cmd
+	sock    int  // the parent's end of the socket
+	readied bool // its ready byte was read
+}
+
+// startHelper starts a helper of kind k that waits for its request.
+func (s *Sandbox) startHelper(k helperKind) (*helperProc, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
 	}
-	mfd, err := unix.MemfdCreate("coding-agent-sandbox-config", unix.MFD_CLOEXEC)
-	if err != nil {
-		return nil, nil, fmt.Errorf("sandbox: memfd: %w", err)
-	}
-	f := os.NewFile(uintptr(mfd), "sandbox-config")
-	if _, err := f.Write(js); err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("sandbox: write config: %w", err)
-	}
-	if _, err := f.Seek(0, 0); err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	exe := s.opts.Executable
-	if exe == "" {
-		exe = "/proc/self/exe"
-	}
-	cmd := exec.CommandContext(ctx, exe, helperArg)
-	cmd.Args[0] = "coding-agent-sandbox"
-	cmd.Env = cfg.Env
-	cmd.Dir = "/"
-	cmd.ExtraFiles = []*os.File{f}
-	cmd.WaitDelay = 2 * time.Second
-	// Cancel: SIGTERM, which the helper forwards to every process of the
-	// sandbox; Go sends SIGKILL after WaitDelay, and the helper's death
-	// kills the PID namespace.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	child := os.NewFile(uintptr(fds[1]), "sandbox-request")
+	defer child.Close()
 	// The helper learns of the agent's death through a pidfd of the agent
 	// on fd 4, not through Pdeathsig: in a new PID namespace Go's child
 	// sees getppid() == 0 and signals itself at once, and Pdeathsig fires
 	// when the forking thread, not the process, exits.
 	pidfd, err := unix.PidfdOpen(os.Getpid(), 0)
 	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("sandbox: pidfd_open: %w", err)
+		unix.Close(fds[0])
+		return nil, fmt.Errorf("sandbox: pidfd_open: %w", err)
 	}
 	agent := os.NewFile(uintptr(pidfd), "agent-pidfd")
-	cmd.ExtraFiles = append(cmd.ExtraFiles, agent)
-	attr := &syscall.SysProcAttr{}
-	if cfg.Namespaces {
+	defer agent.Close()
+	exe := s.opts.Executable
+	if exe == "" {
+		exe = "/proc/self/exe"
+	}
+	arg := helperNoNamespaces
+	if k.namespaces {
+		arg = helperNamespaces
+	}
+	cmd := exec.Command(exe, helperArg, arg)
+	cmd.Args[0] = "coding-agent-sandbox"
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	cmd.ExtraFiles = []*os.File{child, agent}
+	// Its own process group: the bash tool signals the group, and the
+	// helper passes a SIGTERM on to every process of the sandbox.
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if k.namespaces {
 		attr.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
 			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
 		uid, gid := os.Getuid(), os.Getgid()
-		if userns || uid != 0 {
+		if k.userns || uid != 0 {
 			attr.Cloneflags |= syscall.CLONE_NEWUSER
 			if uid == 0 {
 				// Identity map of the whole range: ownership looks unchanged.
@@ -267,7 +267,304 @@ func (s *Sandbox) helperCmd(ctx context.Context, cfg *helperConfig, userns bool)
 		}
 	}
 	cmd.SysProcAttr = attr
-	return cmd, func() { f.Close(); agent.Close() }, nil
+	if err := cmd.Start(); err != nil {
+		unix.Close(fds[0])
+		return nil, err
+	}
+	return &helperProc{kind: k, cmd: cmd, sock: fds[0]}, nil
+}
+
+// send hands the helper its command: stdout and stderr, then the config.
+func (h *helperProc) send(cfg []byte, stdout, stderr *os.File) error {
+	rights := unix.UnixRights(int(stdout.Fd()), int(stderr.Fd()))
+	if err := unix.Sendmsg(h.sock, []byte{'R'}, rights, nil, 0); err != nil {
+		return err
+	}
+	for len(cfg) > 0 {
+		n, err := unix.Write(h.sock, cfg)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		cfg = cfg[n:]
+	}
+	return unix.Shutdown(h.sock, unix.SHUT_WR)
+}
+
+// helperReady is the byte a helper sends when it is ready for its
+// command, before the status line.
+const helperReady = 'r'
+
+// awaitReady waits until the helper is ready for its command.
+func (h *helperProc) awaitReady() error {
+	b := make([]byte, 1)
+	for {
+		n, err := unix.Read(h.sock, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n != 1 || b[0] != helperReady {
+			return errors.New("the helper exited before it was ready")
+		}
+		h.readied = true
+		return nil
+	}
+}
+
+// discard stops a helper that got no command: it exits when its socket
+// closes.
+func (h *helperProc) discard() {
+	unix.Close(h.sock)
+	go h.cmd.Wait()
+}
+
+// takeSpare returns the spare helper of kind k, waiting for one being
+// started (it is ready sooner than a helper started now), or nil.
+func (s *Sandbox) takeSpare(k helperKind) *helperProc {
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	if s.spares.spare == nil && s.spares.pending != nil && s.spares.pendingKind == k {
+		ch := s.spares.pending
+		s.spareMu.Unlock()
+		<-ch
+		s.spareMu.Lock()
+	}
+	h := s.spares.spare
+	if h == nil || h.kind != k {
+		return nil
+	}
+	s.spares.spare = nil
+	return h
+}
+
+// refill starts a spare helper of kind k in the background unless one is
+// there or being started: the next command then skips the helper's start
+// (its exec and the Go runtime's start, most of the sandbox's cost).
+func (s *Sandbox) refill(k helperKind) {
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	if s.spares.closed || s.spares.spare != nil || s.spares.pending != nil {
+		return
+	}
+	ch := make(chan struct{})
+	s.spares.pending, s.spares.pendingKind = ch, k
+	go func() {
+		h, err := s.startHelper(k)
+		if err == nil {
+			if err = h.awaitReady(); err != nil {
+				h.discard()
+			}
+		}
+		s.spareMu.Lock()
+		defer s.spareMu.Unlock()
+		s.spares.pending = nil
+		close(ch)
+		if err != nil {
+			s.log.Debug("sandbox: starting a spare helper failed", "err", err)
+			return
+		}
+		if s.spares.closed || s.spares.spare != nil {
+			h.discard()
+			return
+		}
+		s.spares.spare = h
+	}()
+}
+
+// prewarm starts a spare helper for commands under st and waits until it
+// is ready.
+func (s *Sandbox) prewarm(ctx context.Context, st Status) error {
+	k := helperKind{namespaces: st.Kind == KindLinux, userns: st.Namespaces == "userns"}
+	s.refill(k)
+	s.spareMu.Lock()
+	ch := s.spares.pending
+	s.spareMu.Unlock()
+	if ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	if s.spares.spare == nil {
+		return errors.New("sandbox: the helper could not be started ahead")
+	}
+	return nil
+}
+
+func (s *Sandbox) closeSpare() {
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	s.spares.closed = true
+	if s.spares.spare != nil {
+		s.spares.spare.discard()
+		s.spares.spare = nil
+	}
+}
+
+// linuxProc is one sandboxed command on Linux.
+type linuxProc struct {
+	s    *Sandbox
+	cfg  *helperConfig
+	pl   *plan // nil for the probe
+	kind helperKind
+	temp string // degraded mode's private temp on the host
+	// noSpare: do not use or start spare helpers (the probe).
+	noSpare bool
+
+	h        *helperProc
+	statusC  chan struct{} // closed once the status line or EOF was read
+	code     int
+	statusOK bool
+	endOnce  sync.Once
+	reaped   chan struct{} // closed once the helper was reaped
+	waitErr  error
+}
+
+func (p *linuxProc) start(stdout, stderr *os.File) error {
+	if p.cfg.Namespaces {
+		// Read now: the sockets the command must not reach.
+		p.cfg.Sockets = hostUnixSockets()
+	}
+	js, err := json.Marshal(p.cfg)
+	if err != nil {
+		return err
+	}
+	var h *helperProc
+	if !p.noSpare {
+		h = p.s.takeSpare(p.kind)
+	}
+	if h != nil && h.send(js, stdout, stderr) != nil {
+		h.discard() // the spare died meanwhile: start a fresh helper
+		h = nil
+	}
+	if h == nil {
+		if h, err = p.s.startHelper(p.kind); err != nil {
+			return err
+		}
+		if err := h.send(js, stdout, stderr); err != nil {
+			h.discard()
+			return fmt.Errorf("sandbox: sending the command to the helper: %w", err)
+		}
+	}
+	p.h = h
+	p.statusC = make(chan struct{})
+	p.reaped = make(chan struct{})
+	go p.readStatus()
+	return nil
+}
+
+// readStatus reads the helper's status line; EOF without one means the
+// helper died before the command ended normally.
+func (p *linuxProc) readStatus() {
+	defer close(p.statusC)
+	var buf []byte
+	b := make([]byte, 32)
+	for {
+		n, err := unix.Read(p.h.sock, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if n <= 0 || err != nil {
+			break
+		}
+		buf = append(buf, b[:n]...)
+		if !p.h.readied && len(buf) > 0 && buf[0] == helperReady {
+			buf, p.h.readied = buf[1:], true
+		}
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			if c, err := strconv.Atoi(string(buf[:i])); err == nil {
+				p.code, p.statusOK = c, true
+			}
+			break
+		}
+	}
+}
+
+func (p *linuxProc) pid() int { return p.h.cmd.Process.Pid }
+
+func (p *linuxProc) signal(sig os.Signal) { p.h.cmd.Process.Signal(sig) }
+
+func (p *linuxProc) ended() {
+	p.endOnce.Do(func() {
+		<-p.statusC
+		if !p.statusOK {
+			// The helper is gone or going: wait until it has exited (and
+			// with it the PID namespace), without reaping it.
+			waitNoReap(p.pid())
+		}
+	})
+}
+
+func (p *linuxProc) wait() (int, error) {
+	p.ended()
+	go func() {
+		p.waitErr = p.h.cmd.Wait()
+		unix.Close(p.h.sock)
+		close(p.reaped)
+	}()
+	if p.statusOK {
+		// The next command's helper starts now, not while this command
+		// ran: on a small machine it would take CPU from the command.
+		if !p.noSpare {
+			p.s.refill(p.kind)
+		}
+		return p.code, nil
+	}
+	<-p.reaped
+	if ps := p.h.cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return -1, fmt.Errorf("sandbox: the helper was killed by %s", unix.SignalName(ws.Signal()))
+		}
+		return -1, fmt.Errorf("sandbox: the helper exited with %d without a status", ps.ExitCode())
+	}
+	return -1, fmt.Errorf("sandbox: waiting for the helper: %w", p.waitErr)
+}
+
+func (p *linuxProc) close() {
+	if p.h == nil {
+		if p.temp != "" {
+			os.RemoveAll(p.temp)
+		}
+		return
+	}
+	if p.statusOK {
+		// The helper cleaned up after the command before its status; it
+		// only has its namespaces to tear down.
+		if p.temp != "" {
+			go func() { <-p.reaped; os.RemoveAll(p.temp) }()
+		}
+		return
+	}
+	<-p.reaped
+	if p.pl != nil {
+		// The backstop for a helper killed before its epilogue.
+		removePlaceholders(p.pl.missing)
+		if moved, err := quarantineNewGit(p.pl.roots, concat(p.pl.gitNames, p.pl.protected, p.pl.missing)); len(moved) > 0 || err != nil {
+			p.s.log.Warn("sandbox: quarantined .git created by a command", "paths", moved, "err", err)
+		}
+	}
+	if p.temp != "" {
+		os.RemoveAll(p.temp)
+	}
+}
+
+// waitNoReap blocks until the process pid has exited, without reaping it.
+func waitNoReap(pid int) {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
 }
 
 // tempPrefix starts the name of every private temp directory the sandbox

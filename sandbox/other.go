@@ -5,7 +5,6 @@ package sandbox
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"runtime"
 )
 
@@ -17,6 +16,13 @@ func (s *Sandbox) probe(ctx context.Context) Status {
 		Missing: []string{"sandbox backend for " + runtime.GOOS}}
 }
 
-func (s *Sandbox) command(ctx context.Context, st Status, pl *plan, script string, env []string) (*exec.Cmd, func(), error) {
-	return nil, nil, fmt.Errorf("sandbox: not supported on GOOS=%s", runtime.GOOS)
+func (s *Sandbox) command(ctx context.Context, st Status, pl *plan, script string, env []string) (backend, error) {
+	return nil, fmt.Errorf("sandbox: not supported on GOOS=%s", runtime.GOOS)
 }
+
+// spares is empty: no helper is started ahead of time here.
+type spares struct{}
+
+func (s *Sandbox) closeSpare() {}
+
+func (s *Sandbox) prewarm(ctx context.Context, st Status) error { return nil }

@@ -26,34 +26,38 @@ func childAgent() int {
 	n, _ := strconv.Atoi(os.Getenv("SANDBOX_TEST_SLEEP"))
 	exe, _ := os.Executable()
 	script := fmt.Sprintf("setsid sleep %d >/dev/null 2>&1 & echo started; exec sleep %d", n, n+1)
-	var cmd *exec.Cmd
-	if os.Getenv("SANDBOX_TEST_PLAIN") != "" {
-		cmd = exec.Command("/bin/bash", "-c", script)
-		cmd.Dir = ws
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	} else {
-		s := New(Options{KeepVisible: []string{filepath.Dir(exe)}})
-		var err error
-		cmd, _, err = s.Command(context.Background(), Policy{Preset: WorkspaceWrite, WritableRoots: []string{ws},
-			Protected: []string{ws + "/.agentdata"}}, script, ws, os.Environ())
-		if err != nil {
-			fmt.Println("error:", err)
-			return 1
-		}
-	}
-	cmd.SysProcAttr.Setpgid = true
-	out, err := cmd.StdoutPipe()
+	r, w, err := os.Pipe()
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1
 	}
-	if err := cmd.Start(); err != nil {
+	wait := func() {}
+	if os.Getenv("SANDBOX_TEST_PLAIN") != "" {
+		cmd := exec.Command("/bin/bash", "-c", script)
+		cmd.Dir = ws
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Stdout = w
+		err = cmd.Start()
+		wait = func() { cmd.Wait() }
+	} else {
+		s := New(Options{KeepVisible: []string{filepath.Dir(exe)}})
+		cmd, cerr := s.Command(context.Background(), Policy{Preset: WorkspaceWrite, WritableRoots: []string{ws},
+			Protected: []string{ws + "/.agentdata"}}, script, ws, os.Environ())
+		if cerr != nil {
+			fmt.Println("error:", cerr)
+			return 1
+		}
+		err = cmd.Start(w, w)
+		wait = func() { cmd.Wait() }
+	}
+	if err != nil {
 		fmt.Println("error:", err)
 		return 1
 	}
-	line, _ := bufio.NewReader(out).ReadString('\n')
+	w.Close()
+	line, _ := bufio.NewReader(r).ReadString('\n')
 	fmt.Println("ready", strings.TrimSpace(line))
-	cmd.Wait()
+	wait()
 	return 0
 }
 
@@ -90,8 +94,18 @@ func TestAgentKilled(t *testing.T) {
 			if mode == "sandbox" && !slices.Contains(names(t, f.ws), ".git") {
 				t.Error("no placeholder for the missing .git while the command runs")
 			}
+			// The command's helper, and the spare started after the probe.
+			helpers := helperPids(c.Process.Pid)
+			if mode == "sandbox" && len(helpers) == 0 {
+				t.Error("no sandbox helper found under the child agent")
+			}
 			c.Process.Kill()
 			c.Wait()
+			for _, pid := range helpers {
+				if !gone(pid) {
+					t.Errorf("helper %d survived the agent", pid)
+				}
+			}
 			// The kernel tears the namespace down asynchronously: poll
 			// /proc with a deadline.
 			deadline := time.Now().Add(5 * time.Second)
@@ -271,17 +285,16 @@ func TestServer(t *testing.T) {
 		}
 		gocache := strings.TrimSpace(string(out))
 		s := New(Options{ExtraWritable: []string{gocache}})
-		cmd, cleanup, err := s.Command(context.Background(), Policy{Preset: WorkspaceWrite, WritableRoots: []string{f.ws}},
+		cmd, err := s.Command(context.Background(), Policy{Preset: WorkspaceWrite, WritableRoots: []string{f.ws}},
 			"export GOTOOLCHAIN=local GOFLAGS=-mod=mod; go env GOCACHE; go build -o tiny . && ./tiny && go test -count=1 . 2>&1", f.ws,
 			append(os.Environ(), "GOCACHE="+gocache))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := cmd.CombinedOutput()
-		cleanup()
-		r := result{out: string(b)}
+		b, code, err := cmd.Output()
+		r := result{out: string(b), code: code}
 		if err != nil {
-			r.code = -1
+			r.code, r.out = -1, r.out+err.Error()
 		}
 		if !strings.HasPrefix(r.out, gocache+"\n") {
 			t.Errorf("GOCACHE in a writable root was not kept:\n%s", r.out)
@@ -331,13 +344,12 @@ func TestWorkspaceUnderTmp(t *testing.T) {
 	if out, err := sh(dir, "mkdir ws outside && echo orig > outside/existing && cd ws && git init -q . && echo hi > f"); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	cmd, cleanup, err := s.Command(context.Background(), Policy{Preset: WorkspaceWrite, WritableRoots: []string{ws}},
+	cmd, err := s.Command(context.Background(), Policy{Preset: WorkspaceWrite, WritableRoots: []string{ws}},
 		"cat f && echo ok > new && echo x >> ../outside/existing; echo evil >> .git/config; ls ../outside", ws, os.Environ())
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _ := cmd.CombinedOutput()
-	cleanup()
+	out, _, _ := cmd.Output()
 	if read(ws+"/new") != "ok\n" || read(dir+"/outside/existing") != "orig\n" || strings.Contains(read(ws+"/.git/config"), "evil") {
 		t.Errorf("output:\n%s", out)
 	}
@@ -354,14 +366,14 @@ func TestProtectedSymlinkRefused(t *testing.T) {
 	if err := os.Symlink(f.out, f.ws+"/.git"); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := s.Command(context.Background(), Policy{Preset: WorkspaceWrite, WritableRoots: []string{f.ws}}, "true", f.ws, nil)
+	_, err := s.Command(context.Background(), Policy{Preset: WorkspaceWrite, WritableRoots: []string{f.ws}}, "true", f.ws, nil)
 	if err == nil || !strings.Contains(err.Error(), f.ws+"/.git") || !strings.Contains(err.Error(), "symlink") {
 		t.Fatalf("err = %v", err)
 	}
 	link := f.dir + "/datalink"
 	os.Symlink(f.data, link)
 	os.Remove(f.ws + "/.git")
-	_, _, err = s.Command(context.Background(), Policy{Preset: WorkspaceWrite, WritableRoots: []string{f.ws}, Protected: []string{link}}, "true", f.ws, nil)
+	_, err = s.Command(context.Background(), Policy{Preset: WorkspaceWrite, WritableRoots: []string{f.ws}, Protected: []string{link}}, "true", f.ws, nil)
 	if err == nil || !strings.Contains(err.Error(), link) {
 		t.Fatalf("err = %v", err)
 	}
@@ -389,7 +401,7 @@ func TestCommandErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, _, err := s.Command(context.Background(), c.p, "touch /tmp/never", c.dir, nil)
+			_, err := s.Command(context.Background(), c.p, "touch /tmp/never", c.dir, nil)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want it to mention %q", err, c.want)
 			}

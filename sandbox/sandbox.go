@@ -22,11 +22,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -129,6 +130,10 @@ type Sandbox struct {
 
 	probeOnce sync.Once
 	status    Status
+
+	// spares are helpers started ahead of the next command (Linux).
+	spareMu sync.Mutex
+	spares  spares
 }
 
 // New returns a Sandbox. It does not probe; the first [Sandbox.Probe] or
@@ -167,22 +172,159 @@ func (s *Sandbox) Probe(ctx context.Context) Status {
 }
 
 // Command prepares `bash -c script` in dir under policy p, with env (the
-// unfiltered environment; it is filtered here). The caller sets Stdout and
-// Stderr, may add Setpgid to SysProcAttr, starts and waits for the command,
-// and then calls cleanup exactly once. Cancelling ctx sends SIGTERM to the
-// helper, which forwards it to every process of the sandbox; SIGKILL
-// follows after 2 s. Killing the returned process kills every process of
-// the sandbox.
-func (s *Sandbox) Command(ctx context.Context, p Policy, script, dir string, env []string) (*exec.Cmd, func(), error) {
+// unfiltered environment; it is filtered here). The caller starts the
+// command with [Cmd.Start], waits for it with [Cmd.Wait] and then calls
+// [Cmd.Close]. Cancelling ctx sends SIGTERM to every process of the
+// sandbox; SIGKILL follows after 2 s.
+func (s *Sandbox) Command(ctx context.Context, p Policy, script, dir string, env []string) (*Cmd, error) {
 	st := s.Probe(ctx)
 	if !st.Available {
-		return nil, nil, fmt.Errorf("sandbox unavailable (%s): refusing to run the command unsandboxed", st.Reason)
+		return nil, fmt.Errorf("sandbox unavailable (%s): refusing to run the command unsandboxed", st.Reason)
 	}
 	pl, err := s.plan(p, dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return s.command(ctx, st, pl, script, env)
+	b, err := s.command(ctx, st, pl, script, env)
+	if err != nil {
+		return nil, err
+	}
+	return &Cmd{ctx: ctx, b: b, stop: make(chan struct{}), grace: cancelGrace}, nil
+}
+
+// Prewarm makes sure the next command finds its helper started (Linux),
+// waiting until it is; commands keep one ready after that on their own.
+// It is optional: it only moves the helper's start out of the way.
+func (s *Sandbox) Prewarm(ctx context.Context) error {
+	st := s.Probe(ctx)
+	if !st.Available {
+		return fmt.Errorf("sandbox unavailable (%s)", st.Reason)
+	}
+	return s.prewarm(ctx, st)
+}
+
+// Close stops the helper the sandbox keeps ready for the next command, if
+// any. Commands already started are not affected.
+func (s *Sandbox) Close() { s.closeSpare() }
+
+// cancelGrace is how long a cancelled command has between SIGTERM and
+// SIGKILL.
+const cancelGrace = 2 * time.Second
+
+// Cmd is a sandboxed command prepared by [Sandbox.Command]. Its methods
+// are meant to be called in order by one goroutine: Start, Pid, Ended
+// (optional), Wait, Close.
+type Cmd struct {
+	ctx     context.Context
+	b       backend
+	stop    chan struct{}
+	grace   time.Duration // between SIGTERM and SIGKILL; negative: SIGKILL at once
+	started bool
+	closed  bool
+}
+
+// backend is one platform's sandboxed process.
+type backend interface {
+	start(stdout, stderr *os.File) error
+	pid() int
+	signal(sig os.Signal)
+	// ended blocks until the command has ended; its process group ID
+	// stays reserved until wait.
+	ended()
+	// wait returns the command's exit code, or -1 and an error saying
+	// how the sandbox itself ended without one.
+	wait() (int, error)
+	close()
+}
+
+// Start starts the command with stdin on /dev/null and its output on
+// stdout and stderr (they may be the same file); the caller may close its
+// copies once Start returns.
+func (c *Cmd) Start(stdout, stderr *os.File) error {
+	if c.started {
+		return errors.New("sandbox: command already started")
+	}
+	if err := c.ctx.Err(); err != nil {
+		return fmt.Errorf("sandbox: command not started: %w", err)
+	}
+	if err := c.b.start(stdout, stderr); err != nil {
+		return err
+	}
+	c.started = true
+	go c.watch()
+	return nil
+}
+
+// watch turns cancellation of the command's context into SIGTERM, then
+// SIGKILL after the grace period, until the command ends.
+func (c *Cmd) watch() {
+	select {
+	case <-c.stop:
+		return
+	case <-c.ctx.Done():
+	}
+	if c.grace < 0 {
+		c.b.signal(syscall.SIGKILL)
+		return
+	}
+	c.b.signal(syscall.SIGTERM)
+	t := time.NewTimer(c.grace)
+	defer t.Stop()
+	select {
+	case <-c.stop:
+	case <-t.C:
+		c.b.signal(syscall.SIGKILL)
+	}
+}
+
+// Pid is the leader of the command's process group: a signal to the group
+// reaches every process of the sandbox.
+func (c *Cmd) Pid() int { return c.b.pid() }
+
+// Ended blocks until the command has ended (every process of it on
+// Linux). The process group ID stays reserved until Wait, so that a
+// signal to the group cannot reach an unrelated process.
+func (c *Cmd) Ended() { c.b.ended() }
+
+// Wait waits for the command and returns bash's exit code (128+N when bash
+// was killed by signal N). When the sandbox ended without one, the code is
+// -1 and the error says why (for example a helper killed by SIGKILL).
+func (c *Cmd) Wait() (int, error) {
+	if !c.started {
+		return -1, errors.New("sandbox: command not started")
+	}
+	code, err := c.b.wait()
+	close(c.stop)
+	return code, err
+}
+
+// Close releases what the sandbox set up for the command. Call it once,
+// after Wait, or instead of Start.
+func (c *Cmd) Close() {
+	if c.closed {
+		return
+	}
+	c.closed = true
+	c.b.close()
+}
+
+// Output runs the command and returns its combined output and exit code.
+func (c *Cmd) Output() ([]byte, int, error) {
+	defer c.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, -1, err
+	}
+	if err := c.Start(w, w); err != nil {
+		r.Close()
+		w.Close()
+		return nil, -1, err
+	}
+	w.Close()
+	out, _ := io.ReadAll(r)
+	r.Close()
+	code, err := c.Wait()
+	return out, code, err
 }
 
 // plan is a validated, canonical policy: everything a backend needs.

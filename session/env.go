@@ -122,9 +122,13 @@ func (e *Env) Shutdown() {
 	e.shutdown = true
 	cs := e.cancels
 	e.cancels = nil
+	sb := e.sb
 	e.mu.Unlock()
 	for c := range cs {
 		(*c)()
+	}
+	if sb != nil {
+		sb.Close() // the helper kept ready for the next command
 	}
 }
 
@@ -133,13 +137,19 @@ func (e *Env) sandboxStatus(ctx context.Context) sandbox.Status {
 	e.sbOnce.Do(func() {
 		e.init()
 		cfg, _ := e.config() // a bad file was reported by Start
-		e.sb = sandbox.New(sandbox.Options{
+		sb := sandbox.New(sandbox.Options{
 			Logger:        e.Logger,
 			ExtraWritable: cfg.Sandbox.ExtraWritable,
 			EnvAllow:      cfg.Sandbox.EnvAllow,
 			KeepVisible:   cfg.Sandbox.KeepVisible,
 		})
-		e.sbStatus = e.sb.Probe(ctx)
+		e.mu.Lock()
+		e.sb = sb
+		if e.shutdown {
+			sb.Close()
+		}
+		e.mu.Unlock()
+		e.sbStatus = sb.Probe(ctx)
 		e.saveProbe(e.sbStatus)
 		close(e.probed)
 	})
@@ -154,7 +164,7 @@ func (e *Env) toolSandbox() tools.Sandbox { return lazySandbox{e} }
 
 type lazySandbox struct{ e *Env }
 
-func (l lazySandbox) Command(ctx context.Context, req tools.SandboxRequest) (*tools.SandboxedCommand, error) {
+func (l lazySandbox) Command(ctx context.Context, req tools.SandboxRequest) (tools.SandboxedCommand, error) {
 	l.e.sandboxStatus(ctx)
 	return ToolSandbox(l.e.sb).Command(ctx, req)
 }

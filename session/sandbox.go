@@ -13,15 +13,15 @@ func ToolSandbox(s *sandbox.Sandbox) tools.Sandbox { return toolSandbox{s} }
 type toolSandbox struct{ s *sandbox.Sandbox }
 
 // Command prepares req under the equivalent sandbox policy.
-func (t toolSandbox) Command(ctx context.Context, req tools.SandboxRequest) (*tools.SandboxedCommand, error) {
+func (t toolSandbox) Command(ctx context.Context, req tools.SandboxRequest) (tools.SandboxedCommand, error) {
 	p := sandbox.Policy{
 		Preset:        sandbox.Preset(req.Preset),
 		WritableRoots: req.WritableRoots,
 		Protected:     req.Protected,
 	}
-	cmd, cleanup, err := t.s.Command(ctx, p, req.Command, req.Dir, req.Env)
+	cmd, err := t.s.Command(ctx, p, req.Command, req.Dir, req.Env)
 	if err != nil {
 		return nil, err
 	}
-	return &tools.SandboxedCommand{Cmd: cmd, Cleanup: cleanup}, nil
+	return cmd, nil
 }

@@ -246,8 +246,8 @@ func (b *Bash) approveEscalation(ctx context.Context, call Call, args bashArgs) 
 	return nil
 }
 
-// command builds the process for mode, and a cleanup to call after Wait.
-func (b *Bash) command(ctx context.Context, command string, mode runMode) (*exec.Cmd, func(), error) {
+// command builds the process for mode.
+func (b *Bash) command(ctx context.Context, command string, mode runMode) (SandboxedCommand, error) {
 	env := b.opts.Env
 	if env == nil {
 		env = os.Environ()
@@ -256,7 +256,7 @@ func (b *Bash) command(ctx context.Context, command string, mode runMode) (*exec
 		cmd := exec.Command(bashPath(), "-c", command)
 		cmd.Dir = b.cwd
 		cmd.Env = env
-		return cmd, func() {}, nil
+		return &hostCommand{cmd: cmd}, nil
 	}
 	req := SandboxRequest{
 		Command:       command,
@@ -270,20 +270,61 @@ func (b *Bash) command(ctx context.Context, command string, mode runMode) (*exec
 	}
 	sc, err := b.opts.Sandbox.Command(ctx, req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("bash: setting up the OS sandbox failed; the command did not run: %w", err)
+		return nil, fmt.Errorf("bash: setting up the OS sandbox failed; the command did not run: %w", err)
 	}
-	if sc == nil || sc.Cmd == nil {
-		if sc != nil && sc.Cleanup != nil {
-			sc.Cleanup()
-		}
-		return nil, nil, errors.New("bash: the OS sandbox returned no command; the command did not run")
+	if sc == nil {
+		return nil, errors.New("bash: the OS sandbox returned no command; the command did not run")
 	}
-	cleanup := sc.Cleanup
-	if cleanup == nil {
-		cleanup = func() {}
-	}
-	return sc.Cmd, cleanup, nil
+	return sc, nil
 }
+
+// hostCommand is bash run without a sandbox, in its own process group.
+type hostCommand struct {
+	cmd    *exec.Cmd
+	reaped bool
+	err    error
+}
+
+func (h *hostCommand) Start(stdout, stderr *os.File) error {
+	h.cmd.Stdin = nil // /dev/null
+	h.cmd.Stdout, h.cmd.Stderr = stdout, stderr
+	setProcessGroup(h.cmd)
+	return h.cmd.Start()
+}
+
+func (h *hostCommand) Pid() int { return h.cmd.Process.Pid }
+
+// Ended waits for the leader without reaping it where the platform
+// allows, so that its process group ID cannot be reused before the group
+// is killed.
+func (h *hostCommand) Ended() {
+	if !h.reaped && !waitNoReap(h.cmd.Process.Pid) {
+		h.err = h.cmd.Wait()
+		h.reaped = true
+	}
+}
+
+func (h *hostCommand) Wait() (int, error) {
+	if !h.reaped {
+		h.err = h.cmd.Wait()
+		h.reaped = true
+	}
+	state := h.cmd.ProcessState
+	if state == nil {
+		return -1, h.err
+	}
+	if sig, ok := exitSignal(state); ok {
+		return -1, &signalError{sig}
+	}
+	return state.ExitCode(), nil
+}
+
+func (h *hostCommand) Close() {}
+
+// signalError reports a command killed by a signal.
+type signalError struct{ name string }
+
+func (e *signalError) Error() string { return "killed by signal " + e.name }
 
 // bashPath finds bash; "bash" lets exec report a clear error if missing.
 func bashPath() string {
@@ -304,28 +345,25 @@ const (
 
 func (b *Bash) run(ctx context.Context, call Call, args bashArgs, mode runMode, timeout time.Duration) (Result, error) {
 	started := time.Now()
-	cmd, cleanup, err := b.command(ctx, args.Command, mode)
+	cmd, err := b.command(ctx, args.Command, mode)
 	if err != nil {
 		return Result{}, err
 	}
-	defer cleanup()
+	defer cmd.Close()
 
 	pr, pw, err := newOutputPipe()
 	if err != nil {
 		return Result{}, fmt.Errorf("bash: creating the output pipe: %w", err)
 	}
 	growPipe(pw)
-	cmd.Stdin = nil // /dev/null
-	cmd.Stdout = pw // one pipe for both keeps the arrival order
-	cmd.Stderr = pw
-	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	// One pipe for both keeps the arrival order.
+	if err := cmd.Start(pw, pw); err != nil {
 		pr.Close()
 		pw.Close()
 		return Result{}, fmt.Errorf("bash: starting the command: %w", err)
 	}
 	pw.Close()
-	pid := cmd.Process.Pid
+	pid := cmd.Pid()
 
 	out := &bashOutput{
 		tail:    newTailBuffer(MaxLines, MaxBytes),
@@ -349,18 +387,10 @@ func (b *Bash) run(ctx context.Context, call Call, args bashArgs, mode runMode, 
 		}
 	}()
 
-	// Wait for the leader without reaping it where the platform allows,
-	// so that its process group ID cannot be reused before the group is
-	// killed below.
 	exited := make(chan struct{})
-	var waitErr error
-	reaped := false
 	go func() {
 		defer close(exited)
-		if !waitNoReap(pid) {
-			waitErr = cmd.Wait()
-			reaped = true
-		}
+		cmd.Ended()
 	}()
 
 	var timeoutC <-chan time.Time
@@ -391,9 +421,7 @@ func (b *Bash) run(ctx context.Context, call Call, args bashArgs, mode runMode, 
 	// The command has ended: whatever it left running in its group
 	// (background jobs, nohup) goes too.
 	killGroup(pid, sigKill)
-	if !reaped {
-		waitErr = cmd.Wait()
-	}
+	exitCode, waitErr := cmd.Wait()
 
 	// Every process of the group is dead, so the pipe's write end is
 	// closed unless a process that left the group (setsid) holds it.
@@ -411,22 +439,17 @@ func (b *Bash) run(ctx context.Context, call Call, args bashArgs, mode runMode, 
 	out.closeFile()
 
 	duration := time.Since(started)
-	return b.result(ctx, out, cmd, waitErr, reason, mode, timeout, args, duration)
+	return b.result(ctx, out, exitCode, waitErr, reason, mode, timeout, args, duration)
 }
 
 // result turns the end of a command into the tool's result or error.
-func (b *Bash) result(ctx context.Context, out *bashOutput, cmd *exec.Cmd, waitErr error,
+func (b *Bash) result(ctx context.Context, out *bashOutput, exitCode int, waitErr error,
 	reason stopReason, mode runMode, timeout time.Duration, args bashArgs, duration time.Duration) (Result, error) {
 	text, details := out.summary()
 	details["sandboxed"] = mode == runSandboxed
 	details["escalated"] = mode == runEscalated
 	details["durationMs"] = duration.Milliseconds()
 
-	state := cmd.ProcessState
-	exitCode := -1
-	if state != nil {
-		exitCode = state.ExitCode()
-	}
 	if exitCode >= 0 {
 		details["exitCode"] = exitCode
 	} else {
@@ -450,12 +473,13 @@ func (b *Bash) result(ctx context.Context, out *bashOutput, cmd *exec.Cmd, waitE
 		details["timedOut"] = true
 		return errorText(text, fmt.Sprintf("Command timed out after %ss", strconv.FormatFloat(timeout.Seconds(), 'g', -1, 64)), details), nil
 	}
-	if state == nil {
-		return Result{}, fmt.Errorf("bash: waiting for the command: %w", waitErr)
+	var se *signalError
+	if errors.As(waitErr, &se) {
+		details["signal"] = se.name
+		return errorText(text, "Command was killed by signal "+se.name, details), nil
 	}
-	if sig, ok := exitSignal(state); ok {
-		details["signal"] = sig
-		return errorText(text, "Command was killed by signal "+sig, details), nil
+	if waitErr != nil {
+		return Result{}, fmt.Errorf("bash: waiting for the command: %w", waitErr)
 	}
 	if exitCode != 0 {
 		return errorText(text, fmt.Sprintf("Command exited with code %d", exitCode), details), nil

@@ -716,7 +716,7 @@ type fakeSandbox struct {
 	req      SandboxRequest
 }
 
-func (s *fakeSandbox) Command(ctx context.Context, req SandboxRequest) (*SandboxedCommand, error) {
+func (s *fakeSandbox) Command(ctx context.Context, req SandboxRequest) (SandboxedCommand, error) {
 	s.calls++
 	s.req = req
 	if s.err != nil {
@@ -725,8 +725,16 @@ func (s *fakeSandbox) Command(ctx context.Context, req SandboxRequest) (*Sandbox
 	cmd := exec.Command("env", "-i", "PATH="+os.Getenv("PATH"), "IN_FAKE_SANDBOX=1", "bash", "-c", req.Command)
 	cmd.Dir = req.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: s.setsid}
-	return &SandboxedCommand{Cmd: cmd, Cleanup: func() { s.cleanups++ }}, nil
+	return fakeCommand{&hostCommand{cmd: cmd}, s}, nil
 }
+
+// fakeCommand counts the cleanups of a fakeSandbox's commands.
+type fakeCommand struct {
+	*hostCommand
+	s *fakeSandbox
+}
+
+func (c fakeCommand) Close() { c.s.cleanups++ }
 
 func TestBashSandboxPath(t *testing.T) {
 	for _, setsid := range []bool{false, true} {

@@ -14,7 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os/exec"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -248,12 +248,9 @@ type Buffers interface {
 
 // Sandbox prepares a bash command that runs inside the OS sandbox.
 type Sandbox interface {
-	// Command returns a command that runs `bash -c req.Command` in req.Dir
-	// under the policy of req, and a cleanup function to call after the
-	// command has been waited for. The command's Stdin, Stdout and Stderr
-	// are left for the caller to set. Killing the command's process (or
-	// its process group) ends every process it started.
-	Command(ctx context.Context, req SandboxRequest) (*SandboxedCommand, error)
+	// Command returns a command, not started yet, that runs
+	// `bash -c req.Command` in req.Dir under the policy of req.
+	Command(ctx context.Context, req SandboxRequest) (SandboxedCommand, error)
 }
 
 // SandboxRequest is what the bash tool asks the sandbox to run.
@@ -271,14 +268,26 @@ type SandboxRequest struct {
 	Env []string
 }
 
-// SandboxedCommand is a command prepared by a [Sandbox].
-type SandboxedCommand struct {
-	// Cmd runs the command. Its SysProcAttr may be set by the sandbox; the
-	// caller may add Setpgid to it.
-	Cmd *exec.Cmd
-	// Cleanup releases what the sandbox set up for the command (its private
-	// temp directory). Call it once, after Cmd.Wait returned. It may be nil.
-	Cleanup func()
+// SandboxedCommand is a command prepared by a [Sandbox]. The bash tool
+// calls Start, Pid, Ended, Wait and Close, in that order, from one
+// goroutine.
+type SandboxedCommand interface {
+	// Start starts the command with stdin on /dev/null and its output on
+	// stdout and stderr; the caller closes its copies afterwards.
+	Start(stdout, stderr *os.File) error
+	// Pid is the leader of the command's process group: a signal to the
+	// group reaches every process of the command.
+	Pid() int
+	// Ended blocks until the command has ended. The process group ID
+	// stays reserved until Wait, so that the group can still be killed
+	// safely.
+	Ended()
+	// Wait returns the command's exit code; when it ended without one,
+	// the code is -1 and the error says why.
+	Wait() (int, error)
+	// Close releases what the sandbox set up for the command. Call it
+	// once, after Wait, or instead of Start.
+	Close()
 }
 
 // ValidationError reports arguments that do not satisfy a tool's schema or
