@@ -62,6 +62,7 @@ func helperMain(namespaces bool) int {
 	} else if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		warmErr = fmt.Errorf("subreaper: %w", err)
 	}
+	warmUp()
 	unix.Write(helperSocketFD, []byte{helperReady})
 	cfg, err := readRequest()
 	if err != nil {
@@ -537,6 +538,18 @@ func (h *helper) setupMounts() error {
 		}
 	}
 	return nil
+}
+
+// warmUp runs Go's fork and exec path once, with a program that does not
+// exist, and decodes a config: the first exec and the first decoding of a
+// process are slow (the code and data they touch are faulted in, type
+// information is built), and the command should not pay for that.
+func warmUp() {
+	cmd := exec.Command("/nonexistent/coding-agent-warm-up")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	_ = cmd.Start()
+	var cfg helperConfig
+	_ = json.Unmarshal([]byte(`{"script":"","env":["A=b"],"roots":["/"],"namespaces":true}`), &cfg)
 }
 
 // warmNamespaces does the part of the setup that is the same for every
