@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -184,14 +186,15 @@ func (s *Sandbox) command(ctx context.Context, st Status, pl *plan, script strin
 	return p, nil
 }
 
-// spares is the helper a Sandbox keeps started ahead of the next command.
+// spares are the helpers a Sandbox keeps started ahead of the next
+// commands.
 type spares struct {
-	spare *helperProc
-	// pending is closed when the helper being started (of pendingKind)
-	// is ready or failed to start.
-	pending     chan struct{}
-	pendingKind helperKind
-	closed      bool
+	ready []*helperProc
+	// filling is closed when the helper being started (of fillKind) is
+	// ready or failed to start; nil when none is being started.
+	filling  chan struct{}
+	fillKind helperKind
+	closed   bool
 }
 
 // helperKind is how a helper was started; a spare helper serves only
@@ -323,37 +326,55 @@ func (h *helperProc) discard() {
 	go h.cmd.Wait()
 }
 
-// takeSpare returns the spare helper of kind k, waiting for one being
+// refillDelay is how long after a command the next spare helper starts.
+const refillDelay = 50 * time.Millisecond
+
+// spareCount is how many helpers a Sandbox keeps started: two, so that
+// the second of two commands that follow each other at once (calls of one
+// model message) finds one ready too.
+const spareCount = 2
+
+// takeSpare returns a spare helper of kind k, waiting for one being
 // started (it is ready sooner than a helper started now), or nil.
 func (s *Sandbox) takeSpare(k helperKind) *helperProc {
 	s.spareMu.Lock()
 	defer s.spareMu.Unlock()
-	if s.spares.spare == nil && s.spares.pending != nil && s.spares.pendingKind == k {
-		ch := s.spares.pending
+	for {
+		sp := &s.spares
+		for i, h := range sp.ready {
+			if h.kind == k {
+				sp.ready = slices.Delete(sp.ready, i, i+1)
+				return h
+			}
+		}
+		if sp.filling == nil || sp.fillKind != k {
+			return nil
+		}
+		ch := sp.filling
 		s.spareMu.Unlock()
 		<-ch
 		s.spareMu.Lock()
 	}
-	h := s.spares.spare
-	if h == nil || h.kind != k {
-		return nil
-	}
-	s.spares.spare = nil
-	return h
 }
 
-// refill starts a spare helper of kind k in the background unless one is
-// there or being started: the next command then skips the helper's start
-// (its exec and the Go runtime's start, most of the sandbox's cost).
+// refill starts spare helpers of kind k in the background, one after the
+// other, until spareCount are ready: the next commands then skip the
+// helper's start (its exec and the Go runtime's start, most of the
+// sandbox's cost).
 func (s *Sandbox) refill(k helperKind) {
 	s.spareMu.Lock()
 	defer s.spareMu.Unlock()
-	if s.spares.closed || s.spares.spare != nil || s.spares.pending != nil {
+	sp := &s.spares
+	if sp.closed || sp.filling != nil || len(sp.ready) >= spareCount {
 		return
 	}
-	ch := make(chan struct{})
-	s.spares.pending, s.spares.pendingKind = ch, k
-	go func() {
+	sp.filling, sp.fillKind = make(chan struct{}), k
+	go s.fill(k)
+}
+
+// fill is refill's goroutine.
+func (s *Sandbox) fill(k helperKind) {
+	for {
 		h, err := s.startHelper(k)
 		if err == nil {
 			if err = h.awaitReady(); err != nil {
@@ -361,52 +382,67 @@ func (s *Sandbox) refill(k helperKind) {
 			}
 		}
 		s.spareMu.Lock()
-		defer s.spareMu.Unlock()
-		s.spares.pending = nil
-		close(ch)
-		if err != nil {
+		sp := &s.spares
+		switch {
+		case err != nil:
 			s.log.Debug("sandbox: starting a spare helper failed", "err", err)
-			return
-		}
-		if s.spares.closed || s.spares.spare != nil {
+		case sp.closed:
 			h.discard()
+		default:
+			// Spares of another kind are of no use any more.
+			for _, old := range sp.ready {
+				if old.kind != k {
+					old.discard()
+				}
+			}
+			sp.ready = slices.DeleteFunc(sp.ready, func(o *helperProc) bool { return o.kind != k })
+			sp.ready = append(sp.ready, h)
+		}
+		// Wake the commands waiting for this helper.
+		close(sp.filling)
+		if err != nil || sp.closed || len(sp.ready) >= spareCount {
+			sp.filling = nil
+			s.spareMu.Unlock()
 			return
 		}
-		s.spares.spare = h
-	}()
+		sp.filling = make(chan struct{})
+		s.spareMu.Unlock()
+	}
 }
 
-// prewarm starts a spare helper for commands under st and waits until it
-// is ready.
+// prewarm starts spare helpers for commands under st and waits until they
+// are ready.
 func (s *Sandbox) prewarm(ctx context.Context, st Status) error {
 	k := helperKind{namespaces: st.Kind == KindLinux, userns: st.Namespaces == "userns"}
 	s.refill(k)
-	s.spareMu.Lock()
-	ch := s.spares.pending
-	s.spareMu.Unlock()
-	if ch != nil {
+	for {
+		s.spareMu.Lock()
+		sp := &s.spares
+		ready := len(sp.ready)
+		ch := sp.filling
+		s.spareMu.Unlock()
+		if ch == nil {
+			if ready == 0 {
+				return errors.New("sandbox: the helper could not be started ahead")
+			}
+			return nil
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	s.spareMu.Lock()
-	defer s.spareMu.Unlock()
-	if s.spares.spare == nil {
-		return errors.New("sandbox: the helper could not be started ahead")
-	}
-	return nil
 }
 
 func (s *Sandbox) closeSpare() {
 	s.spareMu.Lock()
 	defer s.spareMu.Unlock()
 	s.spares.closed = true
-	if s.spares.spare != nil {
-		s.spares.spare.discard()
-		s.spares.spare = nil
+	for _, h := range s.spares.ready {
+		h.discard()
 	}
+	s.spares.ready = nil
 }
 
 // linuxProc is one sandboxed command on Linux.
@@ -511,10 +547,12 @@ func (p *linuxProc) wait() (int, error) {
 		close(p.reaped)
 	}()
 	if p.statusOK {
-		// The next command's helper starts now, not while this command
-		// ran: on a small machine it would take CPU from the command.
+		// The next helper starts a little after the command, not while
+		// it runs nor while its caller handles the result: on a small
+		// machine it would take the CPU from them.
 		if !p.noSpare {
-			p.s.refill(p.kind)
+			k := p.kind
+			time.AfterFunc(refillDelay, func() { p.s.refill(k) })
 		}
 		return p.code, nil
 	}

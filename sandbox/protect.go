@@ -22,7 +22,7 @@ const quarantineSuffix = ".blocked-by-sandbox"
 // every `.git` in the writable roots (and the gitdirs that `.git` files
 // point to), the missing ones that need a placeholder, and the directories
 // to pin.
-func (pl *plan) protect(explicit []string) error {
+func (pl *plan) protect(explicit []string, findGit func(root string) ([]gitEntry, error)) error {
 	var prot, missing []string
 	for i, p := range explicit {
 		if !filepath.IsAbs(p) {

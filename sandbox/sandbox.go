@@ -131,6 +131,9 @@ type Sandbox struct {
 	probeOnce sync.Once
 	status    Status
 
+	// git finds the `.git` entries of the writable roots.
+	git *gitScanner
+
 	// spares are helpers started ahead of the next command (Linux).
 	spareMu sync.Mutex
 	spares  spares
@@ -146,7 +149,7 @@ func New(opts Options) *Sandbox {
 	if opts.ProbeTimeout <= 0 {
 		opts.ProbeTimeout = 2 * time.Second
 	}
-	return &Sandbox{opts: opts, log: log}
+	return &Sandbox{opts: opts, log: log, git: newGitScanner()}
 }
 
 // Probe finds out once what the kernel allows, within the probe timeout,
@@ -192,8 +195,9 @@ func (s *Sandbox) Command(ctx context.Context, p Policy, script, dir string, env
 	return &Cmd{ctx: ctx, b: b, stop: make(chan struct{}), grace: cancelGrace}, nil
 }
 
-// Prewarm makes sure the next command finds its helper started (Linux),
-// waiting until it is; commands keep one ready after that on their own.
+// Prewarm makes sure the next commands find their helpers started
+// (Linux), waiting until they are; commands keep helpers ready after that
+// on their own.
 // It is optional: it only moves the helper's start out of the way.
 func (s *Sandbox) Prewarm(ctx context.Context) error {
 	st := s.Probe(ctx)
@@ -390,7 +394,7 @@ func (s *Sandbox) plan(p Policy, dir string) (*plan, error) {
 	if !within(pl.dir, pl.roots) {
 		pl.visible = dedupe(append(pl.visible, pl.dir))
 	}
-	if err := pl.protect(p.Protected); err != nil {
+	if err := pl.protect(p.Protected, s.git.find); err != nil {
 		return nil, err
 	}
 	return pl, nil

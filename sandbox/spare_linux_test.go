@@ -5,6 +5,7 @@ package sandbox
 import (
 	"context"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,14 +13,15 @@ import (
 	"time"
 )
 
-// sparePid returns the pid of the helper s keeps ready, or 0.
-func sparePid(s *Sandbox) int {
+// sparePids returns the pids of the helpers s keeps ready.
+func sparePids(s *Sandbox) []int {
 	s.spareMu.Lock()
 	defer s.spareMu.Unlock()
-	if s.spares.spare == nil {
-		return 0
+	var out []int
+	for _, h := range s.spares.ready {
+		out = append(out, h.cmd.Process.Pid)
 	}
-	return s.spares.spare.cmd.Process.Pid
+	return out
 }
 
 // gone polls /proc until pid has exited (a zombie counts: it is dead,
@@ -39,8 +41,21 @@ func gone(pid int) bool {
 	}
 }
 
-// TestSpareHelper checks that a command runs in the helper started ahead
-// of it, that the next one is started after it, and that Close stops it.
+// waitFilled waits until s has stopped starting spare helpers.
+func waitFilled(s *Sandbox) {
+	for {
+		s.spareMu.Lock()
+		ch := s.spares.filling
+		s.spareMu.Unlock()
+		if ch == nil {
+			return
+		}
+		<-ch
+	}
+}
+
+// TestSpareHelper checks that a command runs in a helper started ahead of
+// it, that spareCount helpers are kept ready, and that Close stops them.
 func TestSpareHelper(t *testing.T) {
 	testSandbox(t)
 	ctx := context.Background()
@@ -48,9 +63,10 @@ func TestSpareHelper(t *testing.T) {
 	if err := s.Prewarm(ctx); err != nil {
 		t.Fatal(err)
 	}
-	spare := sparePid(s)
-	if spare == 0 {
-		t.Fatal("Prewarm left no spare helper")
+	waitFilled(s)
+	spares := sparePids(s)
+	if len(spares) != spareCount {
+		t.Fatalf("%d spare helpers ready, want %d", len(spares), spareCount)
 	}
 	f := newFixture(t, true)
 	c, err := s.Command(ctx, Policy{Preset: WorkspaceWrite, WritableRoots: []string{f.ws}}, "echo hi; echo err >&2; exit 7", f.ws, os.Environ())
@@ -61,22 +77,22 @@ func TestSpareHelper(t *testing.T) {
 	if err != nil || code != 7 || string(out) != "hi\nerr\n" {
 		t.Fatalf("Output = %q, %d, %v; want \"hi\\nerr\\n\", 7, nil", out, code, err)
 	}
-	if c.Pid() != spare {
-		t.Errorf("the command ran in helper %d, not in the spare %d", c.Pid(), spare)
+	if c.Pid() != spares[0] {
+		t.Errorf("the command ran in helper %d, not in the spare %d", c.Pid(), spares[0])
 	}
-	if err := s.Prewarm(ctx); err != nil {
-		t.Fatal(err)
+	waitFilled(s)
+	next := sparePids(s)
+	if len(next) != spareCount || slices.Contains(next, spares[0]) || !slices.Contains(next, spares[1]) {
+		t.Fatalf("spares after the command: %v (before: %v)", next, spares)
 	}
-	next := sparePid(s)
-	if next == 0 || next == spare {
-		t.Fatalf("no new spare after the command (spare %d, before %d)", next, spare)
-	}
-	if !gone(spare) {
-		t.Errorf("the used helper %d is still there", spare)
+	if !gone(spares[0]) {
+		t.Errorf("the used helper %d is still there", spares[0])
 	}
 	s.Close()
-	if !gone(next) {
-		t.Errorf("the spare %d survived Close", next)
+	for _, pid := range next {
+		if !gone(pid) {
+			t.Errorf("the spare %d survived Close", pid)
+		}
 	}
 	// After Close commands still run, each in a helper of its own.
 	c, err = s.Command(ctx, Policy{Preset: ReadOnly, WritableRoots: []string{f.ws}}, "cat file.txt", f.ws, os.Environ())
@@ -86,8 +102,9 @@ func TestSpareHelper(t *testing.T) {
 	if out, code, err := c.Output(); err != nil || code != 0 || string(out) != "hello\n" {
 		t.Fatalf("after Close: %q, %d, %v", out, code, err)
 	}
-	if p := sparePid(s); p != 0 {
-		t.Errorf("a spare %d was started after Close", p)
+	waitFilled(s)
+	if p := sparePids(s); len(p) != 0 {
+		t.Errorf("spares %v were started after Close", p)
 	}
 }
 
