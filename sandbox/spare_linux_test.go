@@ -80,6 +80,11 @@ func TestSpareHelper(t *testing.T) {
 	if c.Pid() != spares[0] {
 		t.Errorf("the command ran in helper %d, not in the spare %d", c.Pid(), spares[0])
 	}
+	// The next spare starts refillDelay after the command; Prewarm starts
+	// it now.
+	if err := s.Prewarm(ctx); err != nil {
+		t.Fatal(err)
+	}
 	waitFilled(s)
 	next := sparePids(s)
 	if len(next) != spareCount || slices.Contains(next, spares[0]) || !slices.Contains(next, spares[1]) {
