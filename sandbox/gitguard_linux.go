@@ -240,6 +240,8 @@ func (g *gitGuard) serve() {
 		// not be reused under them.
 		go func() { g.inflight.Wait(); unix.Close(g.listener) }()
 	}()
+	// The first executor starts at once, while bash starts.
+	g.spawn()
 	fds := []unix.PollFd{{Fd: int32(g.listener), Events: unix.POLLIN}}
 	for {
 		fds[0].Revents = 0
@@ -291,16 +293,23 @@ func (g *gitGuard) prepare(n *seccompNotif) (*gitReq, unix.Errno) {
 	}()
 	getfd := func(fd int) (int, unix.Errno) {
 		if pidfd < 0 {
-			var err error
-			// PIDFD_THREAD (O_EXCL): the caller may be a thread with its
-			// own descriptor table.
-			if pidfd, err = unix.PidfdOpen(tid, unix.O_EXCL); err != nil {
-				if pidfd, err = unix.PidfdOpen(tid, 0); err != nil {
-					return -1, errnoOf(err)
-				}
+			// PIDFD_THREAD (O_EXCL, Linux 6.9): the caller may be a thread
+			// with its own descriptor table.
+			pidfd, _ = unix.PidfdOpen(tid, unix.O_EXCL)
+		}
+		var nfd int
+		var err error
+		if pidfd >= 0 {
+			nfd, err = unix.PidfdGetfd(pidfd, fd, 0)
+		} else {
+			// Older kernels, a thread that does not lead its process: an
+			// O_PATH descriptor of the same file, which serves as a
+			// directory and can be reopened through /proc/self/fd.
+			nfd, err = unix.Open("/proc/"+strconv.Itoa(tid)+"/fd/"+strconv.Itoa(fd), unix.O_PATH|unix.O_CLOEXEC, 0)
+			if errors.Is(err, unix.ENOENT) {
+				err = unix.EBADF
 			}
 		}
-		nfd, err := unix.PidfdGetfd(pidfd, fd, 0)
 		if err != nil {
 			return -1, errnoOf(err)
 		}
@@ -527,17 +536,8 @@ func (g *gitGuard) dispatch(r *gitReq) {
 		return
 	default:
 	}
-	if g.broken == nil && g.executors < maxExecutors {
-		ready := make(chan error, 1)
-		go g.executor(ready)
-		if err := <-ready; err != nil {
-			// Never perform a call with more rights than the command:
-			// without an executor every trapped call fails.
-			g.broken = err
-			fmt.Fprintf(os.Stderr, "sandbox: cannot start the file-creation executor: %v\n", err)
-		} else {
-			g.executors++
-		}
+	if g.executors < maxExecutors {
+		g.spawn()
 	}
 	if g.executors == 0 {
 		closeAll(r.fds)
@@ -546,6 +546,23 @@ func (g *gitGuard) dispatch(r *gitReq) {
 		return
 	}
 	g.work <- r
+}
+
+// spawn starts an executor and waits until it is restricted. If it cannot
+// restrict itself, no call is ever performed with more rights than the
+// command's: without an executor every trapped call fails with EPERM.
+func (g *gitGuard) spawn() {
+	if g.broken != nil {
+		return
+	}
+	ready := make(chan error, 1)
+	go g.executor(ready)
+	if err := <-ready; err != nil {
+		g.broken = err
+		fmt.Fprintf(os.Stderr, "sandbox: cannot start the executor of file creations: %v\n", err)
+		return
+	}
+	g.executors++
 }
 
 // executor restricts its own locked thread to the command's rights and

@@ -446,7 +446,7 @@ func BenchmarkGoBuildColdCache(b *testing.B) {
 		f := newFixture(b, false)
 		write(b, f.ws+"/go.mod", "module example.com/tiny\n\ngo 1.21\n")
 		write(b, f.ws+"/main.go", "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"built\") }\n")
-		r := run(b, "sandbox", f, WorkspaceWrite, "export GOTOOLCHAIN=local GOCACHE=$TMPDIR/gocache; go build -o tiny . && ./tiny", 10*time.Minute)
+		r := run(b, "sandbox", f, WorkspaceWrite, "export GOTOOLCHAIN=local GOCACHE=$TMPDIR/gocache; go build -buildvcs=false -o tiny . && ./tiny", 10*time.Minute)
 		if r.code != 0 || r.out != "built\n" {
 			b.Fatalf("exit %d: %s", r.code, r.out)
 		}
