@@ -399,6 +399,19 @@ func attacks() []attack {
 		{name: "git init in a subdirectory", script: func(f *fixture, h *hostEnv) string {
 			return "mkdir -p newsub && cd newsub && git init -q . && git config core.fsmonitor evil"
 		}, held: func(f *fixture, h *hostEnv, r result, _ int64) bool { return !exists(f.ws + "/newsub/.git") }},
+		// The check runs after the command; a .git the command created
+		// would be renamed by the backstop quarantine, so its quarantined
+		// name counts as a breach too (TestGitGuard checks while it runs).
+		{name: "create .git at any depth, not only quarantined afterwards", script: func(f *fixture, h *hostEnv) string {
+			return "cd src && mkdir -p g m r/p && git init -q g; mkdir -p m/.GIT; echo 'gitdir: ..' > m/.git; mv r/p r/.git; ln -s .. m/.Git"
+		}, held: func(f *fixture, h *hostEnv, r result, _ int64) bool {
+			for _, p := range []string{"g/.git", "m/.GIT", "m/.git", "r/.git", "m/.Git"} {
+				if exists(f.ws+"/src/"+p) || exists(f.ws+"/src/"+p+quarantineSuffix) {
+					return false
+				}
+			}
+			return true
+		}},
 		{name: "git init at the root of a non-repository", noGit: true, script: func(f *fixture, h *hostEnv) string {
 			return "git init -q .; mkdir .git; echo 'gitdir: /x' > .git"
 		}, held: func(f *fixture, h *hostEnv, r result, _ int64) bool { return !exists(f.ws + "/.git") }},

@@ -194,14 +194,18 @@ func fail(step string, err error) int {
 // with the goroutine and no other code ever runs on it.
 func (h *helper) startRestricted(done chan<- error) {
 	runtime.LockOSThread()
-	if err := landlockRestrictThread(h.rules(), !h.cfg.Namespaces); err != nil {
+	rules := h.rules()
+	if err := landlockRestrictThread(rules, !h.cfg.Namespaces); err != nil {
 		done <- err
 		return
 	}
-	if err := seccompRestrictThread(!h.cfg.Namespaces); err != nil {
+	listener, err := seccompRestrictThread(!h.cfg.Namespaces)
+	if err != nil {
 		done <- err
 		return
 	}
+	// Served before bash starts: bash's name-creating calls wait for it.
+	startGitGuard(listener, rules, !h.cfg.Namespaces, h.masked)
 	if err := dropCaps(); err != nil {
 		done <- err
 		return

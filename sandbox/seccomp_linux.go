@@ -28,21 +28,26 @@ func seccompArch() (uint32, error) {
 // network namespace) denies socket(AF_VSOCK), which the network namespace
 // does not isolate, and io_uring, which can create sockets and open files
 // without the system calls a filter sees. The strict filter (degraded mode,
-// no network namespace) allows only AF_UNIX sockets.
+// no network namespace) allows only AF_UNIX sockets. Both send the calls
+// that create names to the git guard (gitguard_linux.go): those of
+// gitTrapped, and open/openat when the flags have O_CREAT.
 func seccompProgram(strict bool) ([]unix.SockFilter, error) {
 	arch, err := seccompArch()
 	if err != nil {
 		return nil, err
 	}
 	const (
-		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		jge = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
-		ret = unix.BPF_RET | unix.BPF_K
+		ld   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jge  = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+		jset = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+		ret  = unix.BPF_RET | unix.BPF_K
 		// Offsets in struct seccomp_data.
 		offNR   = 0
 		offArch = 4
 		offArg0 = 16 // low 32 bits on little-endian
+		offArg1 = 24
+		offArg2 = 32
 	)
 	allow := uint32(unix.SECCOMP_RET_ALLOW)
 	eperm := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
@@ -75,6 +80,23 @@ func seccompProgram(strict bool) ([]unix.SockFilter, error) {
 	for _, nr := range denied {
 		p = append(p, unix.SockFilter{Code: jeq, K: nr, Jf: 1}, unix.SockFilter{Code: ret, K: eperm})
 	}
+	notify := uint32(unix.SECCOMP_RET_USER_NOTIF)
+	for _, nr := range gitTrapped() {
+		p = append(p, unix.SockFilter{Code: jeq, K: nr, Jf: 1}, unix.SockFilter{Code: ret, K: notify})
+	}
+	// open/openat: only with O_CREAT in the flags (an int: the low half).
+	opens := []struct{ nr, off uint32 }{{unix.SYS_OPENAT, offArg2}}
+	if runtime.GOARCH == "amd64" {
+		opens = append(opens, struct{ nr, off uint32 }{amd64Open, offArg1})
+	}
+	for _, o := range opens {
+		p = append(p,
+			unix.SockFilter{Code: jeq, K: o.nr, Jf: 4},
+			unix.SockFilter{Code: ld, K: o.off},
+			unix.SockFilter{Code: jset, K: unix.O_CREAT, Jf: 1},
+			unix.SockFilter{Code: ret, K: notify},
+			unix.SockFilter{Code: ret, K: allow})
+	}
 	return append(p, unix.SockFilter{Code: ret, K: allow}), nil
 }
 
@@ -85,18 +107,29 @@ func seccompAvailable() bool {
 }
 
 // seccompRestrictThread loads the filter on the calling thread only (no
-// TSYNC); no_new_privs must be set.
-func seccompRestrictThread(strict bool) error {
+// TSYNC); no_new_privs must be set. It returns the listener descriptor of
+// the filter's user notifications (close-on-exec), for startGitGuard. The
+// calling thread must make no trapped call before the listener is served.
+func seccompRestrictThread(strict bool) (int, error) {
 	prog, err := seccompProgram(strict)
 	if err != nil {
-		return err
+		return -1, err
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
+		return -1, fmt.Errorf("no_new_privs: %w", err)
 	}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); e != 0 {
-		return fmt.Errorf("seccomp: %w", e)
+	// WAIT_KILLABLE_RECV (Linux 5.19): once the helper has received a
+	// call, only SIGKILL interrupts the caller, so a signal cannot make
+	// the caller restart a call the helper has already performed.
+	flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+	fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog)))
+	if e == unix.EINVAL {
+		flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
+		fd, _, e = unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog)))
 	}
-	return nil
+	if e != 0 {
+		return -1, fmt.Errorf("seccomp: %w", e)
+	}
+	return int(fd), nil
 }
