@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/user"
@@ -160,50 +161,61 @@ func live(t *testing.T, mode string, f *fixture, script string, check func() boo
 	// holds .git): the attacks and the marker are in src/.
 	script = "cd src || exit 1\n" + script + "\ncd " + f.ws + "/src && touch done-marker && exec sleep 60"
 	env := append(os.Environ(), "HOME="+f.home, "EXE="+h.exe)
-	var cmd *exec.Cmd
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
 	cleanup := func() {}
 	if mode == "plain" {
-		cmd = exec.CommandContext(ctx, "/bin/bash", "-c", script)
+		cmd := exec.CommandContext(ctx, "/bin/bash", "-c", script)
 		cmd.Dir, cmd.Env = f.ws, env
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.Stdout, cmd.Stderr = w, w
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { cmd.Wait(); close(exited) }()
 	} else {
 		s := testSandbox(t)
 		if mode == "degraded" {
 			s = degradedSandbox(t)
 		}
-		var err error
-		cmd, cleanup, err = s.Command(ctx, Policy{Preset: WorkspaceWrite, WritableRoots: []string{f.ws}}, script, f.ws, env)
+		cmd, err := s.Command(ctx, Policy{Preset: WorkspaceWrite, WritableRoots: []string{f.ws}}, script, f.ws, env)
 		if err != nil {
 			t.Fatalf("Command: %v", err)
 		}
-		cmd.SysProcAttr.Setpgid = true
+		if err := cmd.Start(w, w); err != nil {
+			t.Fatal(err)
+		}
+		cleanup = cmd.Close
+		go func() { cmd.Wait(); close(exited) }()
 	}
+	w.Close()
 	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
+	copied := make(chan struct{})
+	go func() { io.Copy(&buf, r); r.Close(); close(copied) }()
+	output := func() string { <-exited; cancel(); <-copied; return buf.String() }
 	deadline := time.Now().Add(30 * time.Second)
 	for !exists(f.ws + "/src/done-marker") {
 		select {
 		case <-exited:
 			cleanup()
-			t.Fatalf("the command ended before its marker:\n%s", buf.String())
+			t.Fatalf("the command ended before its marker:\n%s", output())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no marker after 30s:\n%s", buf.String())
+			cancel()
+			t.Fatalf("no marker after 30s:\n%s", output())
 		}
 		time.Sleep(5 * time.Millisecond) // polling the host file system: no event to wait for
 	}
 	held = check()
 	cancel()
-	<-exited
+	out = output()
 	cleanup()
-	return held, buf.String()
+	return held, out
 }
 
 // gitAttacks try to create a `.git` in the workspace; each check runs on

@@ -308,20 +308,9 @@ func (h *helper) orphans() []int {
 	return out
 }
 
-// epilogue runs when nothing of the command is left: new `.git` entries
-// are quarantined and placeholders removed.
+// epilogue runs when nothing of the command is left: placeholders are
+// removed. (No `.git` can have been created: the git guard refused it.)
 func (h *helper) epilogue() {
-	known := concat(h.cfg.GitNames, h.cfg.Protected, h.cfg.Missing)
-	if h.cfg.Preset == WorkspaceWrite {
-		moved, err := quarantineNewGit(h.cfg.Roots, known)
-		for _, m := range moved {
-			fmt.Fprintf(os.Stderr, "sandbox: the command created %s, which is protected storage; it was renamed to %s\n",
-				m[:strings.LastIndex(m, quarantineSuffix)], m)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "sandbox: %v\n", err)
-		}
-	}
 	h.removePlaceholders()
 	if !h.cfg.Namespaces && ownTemp(h.cfg.Temp) {
 		os.RemoveAll(h.cfg.Temp)

@@ -91,8 +91,8 @@ func TestAgentKilled(t *testing.T) {
 				c.Wait()
 				t.Fatalf("child agent: %q", line)
 			}
-			if mode == "sandbox" && !slices.Contains(names(t, f.ws), ".git") {
-				t.Error("no placeholder for the missing .git while the command runs")
+			if mode == "sandbox" && !slices.Contains(names(t, f.ws), ".agentdata") {
+				t.Error("no placeholder for the missing protected .agentdata while the command runs")
 			}
 			// The command's helper, and the spare started after the probe.
 			helpers := helperPids(c.Process.Pid)

@@ -56,10 +56,6 @@ func (pl *plan) protect(explicit []string, findGit func(root string) ([]gitEntry
 				}
 			}
 		}
-		top := filepath.Join(r, GitName)
-		if !slices.Contains(pl.gitNames, top) {
-			missing = append(missing, top)
-		}
 	}
 	pl.protected = dedupe(prot)
 	pl.missing = dedupe(missing)

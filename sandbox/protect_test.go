@@ -93,13 +93,14 @@ func TestPlanProtection(t *testing.T) {
 		t.Errorf("gitNames = %q", pl.gitNames)
 	}
 
-	// A non-repository: the root's .git is missing and gets a placeholder.
+	// A non-repository: the root's missing .git needs no placeholder (the
+	// git guard refuses to create one), a missing protected path does.
 	mkTree(t, d, map[string]string{"plain/f": "x"})
-	pl, err = s.plan(Policy{Preset: WorkspaceWrite, WritableRoots: []string{d + "/plain"}}, d+"/plain")
+	pl, err = s.plan(Policy{Preset: WorkspaceWrite, WritableRoots: []string{d + "/plain"}, Protected: []string{d + "/plain/data/x"}}, d+"/plain")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(pl.missing, []string{d + "/plain/.git"}) {
+	if !slices.Equal(pl.missing, []string{d + "/plain/data"}) {
 		t.Errorf("missing = %q", pl.missing)
 	}
 
