@@ -294,6 +294,14 @@ func TestGitGuardSemantics(t *testing.T) {
 			return want(perm(f.ws+"/u") == 0o600 && perm(f.ws+"/ud") == 0o700 && perm(f.ws+"/v") == 0o644 &&
 				perm(f.ws+"/fifo") == 0o644 && perm(f.ws+"/sticky") == 0o777|os.ModeSticky, "modes")
 		}},
+		// A write-open of a FIFO blocks its executor until a reader comes;
+		// the creation meanwhile needs another executor, or the script
+		// deadlocks (the reader comes after it).
+		{"a blocked call does not hold up others", `mkfifo q && { echo hi > q & } && w=$! &&
+			until grep -q '^257 ' /proc/$w/syscall 2>/dev/null; do :; done &&
+			touch other && cat q && wait`, func(f *fixture, out string) string {
+			return want(out == "hi\n" && exists(f.ws+"/other"), "hi, and other created")
+		}},
 		{"ownership", "touch owned && mkdir owned-dir", func(f *fixture, out string) string {
 			return want(owner(f.ws+"/owned") == uid && owner(f.ws+"/owned-dir") == uid, "owner uid "+uid)
 		}},
