@@ -315,12 +315,21 @@ func TestServer(t *testing.T) {
 		}
 	})
 	t.Run("pytest", func(t *testing.T) {
-		if err := exec.Command("python3", "-c", "import pytest").Run(); err != nil {
-			t.Skip("pytest is not installed for python3 (python3 -c 'import pytest' fails)")
+		// The python3 on PATH, or the system's (Debian's python3-pytest,
+		// which CI installs, is for /usr/bin/python3).
+		py := ""
+		for _, c := range []string{"python3", "/usr/bin/python3"} {
+			if p, err := exec.LookPath(c); err == nil && exec.Command(p, "-c", "import pytest").Run() == nil {
+				py = p
+				break
+			}
+		}
+		if py == "" {
+			t.Skip("pytest is not installed for python3 or /usr/bin/python3")
 		}
 		f := newFixture(t, true)
 		write(t, f.ws+"/test_tiny.py", "def test_ok():\n    assert 1 + 1 == 2\n")
-		r := run(t, "sandbox", f, WorkspaceWrite, "python3 -m pytest -q 2>&1", 60*time.Second)
+		r := run(t, "sandbox", f, WorkspaceWrite, py+" -m pytest -q 2>&1 && ls -d .pytest_cache", 60*time.Second)
 		if r.code != 0 {
 			t.Fatalf("exit %d:\n%s", r.code, r.out)
 		}
