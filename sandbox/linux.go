@@ -89,7 +89,6 @@ func (s *Sandbox) probe(ctx context.Context) Status {
 			if err == nil {
 				st.Available, st.Kind = true, KindLinux
 				st.Namespaces = map[bool]string{true: "userns", false: "root-no-userns"}[userns]
-				s.refill(helperKind{namespaces: true, userns: userns})
 				return st
 			}
 			errs = append(errs, err.Error())
@@ -105,7 +104,6 @@ func (s *Sandbox) probe(ctx context.Context) Status {
 		return st
 	}
 	st.Available, st.Kind, st.Degraded = true, KindLandlockOnly, true
-	s.refill(helperKind{})
 	st.Reason = strings.TrimPrefix(st.Reason+"; ", "; ") + "DEGRADED: no network, PID or mount namespaces; " +
 		"Landlock protects files (no new top-level entries in protected directories' parents), " +
 		"seccomp allows only unix sockets (no loopback servers), host unix sockets stay reachable, " +

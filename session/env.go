@@ -111,6 +111,12 @@ func (e *Env) startProbe() {
 			st := e.sandboxStatus(context.Background())
 			if !st.Available {
 				e.Logger.Warn("OS sandbox unavailable: bash will refuse to run under read-only and workspace-write", "reason", st.Reason)
+				return
+			}
+			// A server runs many commands: have the sandbox's helpers
+			// started before the first one.
+			if err := e.sb.Prewarm(context.Background()); err != nil {
+				e.Logger.Debug("sandbox: no helper started ahead", "err", err)
 			}
 		}()
 	})
