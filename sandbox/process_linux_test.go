@@ -94,7 +94,7 @@ func TestAgentKilled(t *testing.T) {
 			if mode == "sandbox" && !slices.Contains(names(t, f.ws), ".agentdata") {
 				t.Error("no placeholder for the missing protected .agentdata while the command runs")
 			}
-			// The command's helper, and the spare started after the probe.
+			// The command's helper (and spares, if any were started).
 			helpers := helperPids(c.Process.Pid)
 			if mode == "sandbox" && len(helpers) == 0 {
 				t.Error("no sandbox helper found under the child agent")
