@@ -204,6 +204,7 @@ func cleanupTestGlobals() {
 			host.closers[i]()
 		}
 	}
+	removeTestAccount()
 }
 
 func sh(dir, script string) ([]byte, error) {

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -399,16 +398,7 @@ func TestGitGuardNonRoot(t *testing.T) {
 	if err != nil {
 		t.Skip("setpriv (util-linux) is not installed")
 	}
-	u, err := user.Lookup(testUser)
-	if err != nil {
-		out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", testUser).CombinedOutput()
-		if err != nil {
-			t.Skipf("cannot create the test user %s: %v %s", testUser, err, out)
-		}
-		if u, err = user.Lookup(testUser); err != nil {
-			t.Fatal(err)
-		}
-	}
+	u := testAccount(t)
 	base, err := os.MkdirTemp("/var/lib", "coding-agent-sbxtest-gg-")
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,36 @@ import (
 // created when missing (CI runs as root).
 const testUser = "coding-agent-sbxtest"
 
+// createdTestUser records that this test binary created testUser, which
+// cleanupTestGlobals then removes.
+var createdTestUser bool
+
+// testAccount returns testUser, creating it when missing; the test is
+// skipped when it cannot be created.
+func testAccount(t *testing.T) *user.User {
+	t.Helper()
+	if u, err := user.Lookup(testUser); err == nil {
+		return u
+	}
+	out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", testUser).CombinedOutput()
+	if err != nil {
+		t.Skipf("cannot create the test user %s: %v %s", testUser, err, out)
+	}
+	createdTestUser = true
+	u, err := user.Lookup(testUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// removeTestAccount deletes testUser if this test binary created it.
+func removeTestAccount() {
+	if createdTestUser {
+		exec.Command("userdel", testUser).Run()
+	}
+}
+
 // TestNonRoot runs the attack suite and the process tests again as an
 // unprivileged user: the sandbox then needs a user namespace with the
 // helper's capabilities carried as ambient ones.
@@ -31,16 +61,7 @@ func TestNonRoot(t *testing.T) {
 	if err != nil {
 		t.Skip("setpriv (util-linux) is not installed: cannot drop to an unprivileged user")
 	}
-	u, err := user.Lookup(testUser)
-	if err != nil {
-		out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", testUser).CombinedOutput()
-		if err != nil {
-			t.Skipf("cannot create the test user %s: %v %s", testUser, err, out)
-		}
-		if u, err = user.Lookup(testUser); err != nil {
-			t.Fatal(err)
-		}
-	}
+	u := testAccount(t)
 	base, err := os.MkdirTemp("/var/lib", "coding-agent-sbxtest-nonroot-")
 	if err != nil {
 		t.Fatal(err)

@@ -114,11 +114,12 @@ func TestAgentKilled(t *testing.T) {
 			for {
 				left = livePids(n, n+1)
 				stray = diff(names(t, f.ws), before)
-				// The baseline waits for the daemon to show up (it may
-				// not have exec'd sleep yet), the sandbox for it to go.
+				// The baseline waits for both sleeps to show up (they
+				// may not have been exec'd yet; both are killed below),
+				// the sandbox for them to go.
 				done := len(left) == 0 && len(stray) == 0
 				if mode == "plain" {
-					done = len(left) > 0
+					done = len(left) == 2
 				}
 				if done || time.Now().After(deadline) {
 					break
