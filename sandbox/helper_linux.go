@@ -546,11 +546,13 @@ func warmUp() {
 }
 
 // warmNamespaces does the part of the setup that is the same for every
-// command: no mount propagation to the host, a /proc of the new PID
+// command: mount propagation from the host only (a slave: the host's
+// mounts and unmounts reach the sandbox even when the helper was started
+// long before its command, and nothing goes back), a /proc of the new PID
 // namespace, and the loopback interface up.
 func warmNamespaces() error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make / private: %w", err)
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
+		return fmt.Errorf("make / a slave mount: %w", err)
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)

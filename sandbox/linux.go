@@ -209,6 +209,9 @@ type helperProc struct {
 	cmd     *exec.Cmd
 	sock    int  // the parent's end of the socket
 	readied bool // its ready byte was read
+	// mounts watches the agent's mount table from before the helper
+	// copied it (a spare's), -1 if not watched.
+	mounts int
 }
 
 // startHelper starts a helper of kind k that waits for its request.
@@ -272,7 +275,51 @@ func (s *Sandbox) startHelper(k helperKind) (*helperProc, error) {
 		unix.Close(fds[0])
 		return nil, err
 	}
-	return &helperProc{kind: k, cmd: cmd, sock: fds[0]}, nil
+	return &helperProc{kind: k, cmd: cmd, sock: fds[0], mounts: -1}, nil
+}
+
+// watchMounts returns a descriptor that reports (POLLPRI) any mount or
+// unmount in the agent's mount namespace after this call, or -1.
+func watchMounts() int {
+	fd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			unix.Close(fd)
+			return -1
+		}
+		if n == 0 {
+			return fd
+		}
+	}
+}
+
+// stale reports whether the agent's mount table changed since the spare
+// copied it: a host mount made since would be missing from the sandbox
+// (unless propagated), and a write under it would land in the directory
+// it hides.
+func (h *helperProc) stale() bool {
+	if h.mounts < 0 {
+		return true
+	}
+	fds := []unix.PollFd{{Fd: int32(h.mounts), Events: unix.POLLPRI}}
+	n, err := unix.Poll(fds, 0)
+	return err != nil || (n > 0 && fds[0].Revents&(unix.POLLPRI|unix.POLLERR) != 0)
+}
+
+// release closes what the parent holds for a helper besides its socket.
+func (h *helperProc) release() {
+	if h.mounts >= 0 {
+		unix.Close(h.mounts)
+		h.mounts = -1
+	}
 }
 
 // send hands the helper its command: stdout and stderr, then the config.
@@ -320,6 +367,7 @@ func (h *helperProc) awaitReady() error {
 // discard stops a helper that got no command: it exits when its socket
 // closes.
 func (h *helperProc) discard() {
+	h.release()
 	unix.Close(h.sock)
 	go h.cmd.Wait()
 }
@@ -340,10 +388,19 @@ func (s *Sandbox) takeSpare(k helperKind) *helperProc {
 	for {
 		sp := &s.spares
 		for i, h := range sp.ready {
-			if h.kind == k {
-				sp.ready = slices.Delete(sp.ready, i, i+1)
-				return h
+			if h.kind != k {
+				continue
 			}
+			sp.ready = slices.Delete(sp.ready, i, i+1)
+			if h.stale() {
+				h.discard()
+				break // the slice changed: look again
+			}
+			h.release()
+			return h
+		}
+		if slices.ContainsFunc(sp.ready, func(h *helperProc) bool { return h.kind == k }) {
+			continue
 		}
 		if sp.filling == nil || sp.fillKind != k {
 			return nil
@@ -373,8 +430,15 @@ func (s *Sandbox) refill(k helperKind) {
 // fill is refill's goroutine.
 func (s *Sandbox) fill(k helperKind) {
 	for {
+		// Watched from before the helper copies the mount table.
+		mounts := watchMounts()
 		h, err := s.startHelper(k)
-		if err == nil {
+		if err != nil {
+			if mounts >= 0 {
+				unix.Close(mounts)
+			}
+		} else {
+			h.mounts = mounts
 			if err = h.awaitReady(); err != nil {
 				h.discard()
 			}

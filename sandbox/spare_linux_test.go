@@ -173,3 +173,44 @@ func helperPids(ppid int) []int {
 	}
 	return out
 }
+
+// TestSpareSeesLaterMounts: a mount made on the host after a spare helper
+// started is seen by the command it runs, and the command's own mounts
+// (its private /tmp) never reach the host.
+func TestSpareSeesLaterMounts(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	testSandbox(t)
+	ctx := context.Background()
+	s := New(Options{})
+	defer s.Close()
+	if err := s.Prewarm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, true)
+	mnt := f.ws + "/mnt"
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
+	write(t, mnt+"/later", "mounted after the helper started\n")
+	c, err := s.Command(ctx, Policy{Preset: WorkspaceWrite, WritableRoots: []string{f.ws}},
+		"cat mnt/later && echo inside > mnt/written && mount -t tmpfs none /tmp 2>/dev/null; echo ok > /tmp/private", f.ws, os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, code, err := c.Output()
+	if err != nil || code != 0 || string(out) != "mounted after the helper started\n" {
+		t.Fatalf("Output = %q, %d, %v: the host's later mount is not seen", out, code, err)
+	}
+	if read(mnt+"/written") != "inside\n" {
+		t.Error("a write into the later mount did not reach the host")
+	}
+	if exists("/tmp/private") && read("/tmp/private") == "ok\n" {
+		t.Error("the command's private /tmp reached the host")
+	}
+}
