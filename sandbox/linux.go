@@ -200,9 +200,10 @@ type spares struct {
 type helperKind struct{ namespaces, userns bool }
 
 // helperProc is a started helper waiting for (or running) its command.
-// The parent talks to it over a stream socket on the helper's fd 3: one
-// request (a byte carrying the command's stdout and stderr, then the JSON
-// config up to EOF), and back one status line with bash's exit code,
+// The parent talks to it over a stream socket on the helper's fd 3. The
+// helper sends a ready byte once set up; the parent sends one request (a
+// byte carrying the command's stdout and stderr, then the JSON config up
+// to EOF); the helper answers with one status line, bash's exit code,
 // written once nothing of the command is left.
 type helperProc struct {
 	kind    helperKind
