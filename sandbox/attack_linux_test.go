@@ -312,6 +312,29 @@ func sleepers(n int) []int {
 
 var sleepBase = 800000 + os.Getpid()%100000
 
+// detachMark is an environment entry that marks the processes of the
+// detached-processes attack.
+var detachMark = fmt.Sprintf("SBX_TEST_DETACHED=%d", os.Getpid())
+
+// killMarked kills the processes whose environment holds mark and returns
+// their pids.
+func killMarked(mark string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err == nil && slices.Contains(strings.Split(string(b), "\x00"), mark) {
+			pids = append(pids, pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	return pids
+}
+
 // attack is one attempt to break a protection. held reports, from the
 // host, whether the protection held. The same check run without the
 // sandbox must report a breach, which shows that it can detect one.
@@ -466,12 +489,14 @@ func attacks() []attack {
 			held: func(f *fixture, h *hostEnv, r result, _ int64) bool {
 				return strings.Count(r.out, "0000000000000000") == 3
 			}},
+		// The processes are found by a variable in their environment, which
+		// they have from their fork on: looking for `sleep N` would miss
+		// one that has not exec'd sleep yet (and leave it running).
 		{name: "setsid daemon and double fork", script: func(f *fixture, h *hostEnv) string {
-			return fmt.Sprintf("setsid sleep %d >/dev/null 2>&1 & (sleep %d >/dev/null 2>&1 &) ; nohup sleep %d >/dev/null 2>&1 & disown; true",
-				sleepBase+1, sleepBase+2, sleepBase+3)
+			return fmt.Sprintf("export %s; setsid sleep %d >/dev/null 2>&1 & (sleep %d >/dev/null 2>&1 &) ; nohup sleep %d >/dev/null 2>&1 & disown; true",
+				detachMark, sleepBase+1, sleepBase+2, sleepBase+3)
 		}, held: func(f *fixture, h *hostEnv, r result, _ int64) bool {
-			n := len(sleepers(sleepBase+1)) + len(sleepers(sleepBase+2)) + len(sleepers(sleepBase+3))
-			return n == 0
+			return len(killMarked(detachMark)) == 0
 		}},
 		{name: "read-only preset: workspace", preset: ReadOnly, script: func(f *fixture, h *hostEnv) string {
 			return "echo x > new.txt; echo x >> file.txt; rm -f file.txt; echo x > $TMPDIR/../escape"
