@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -207,21 +206,11 @@ type gitGuard struct {
 	rules    []llRule
 	denyTCP  bool
 	privDevs []uint64 // devices of the private tmpfs mounts
+	work     chan *gitReq
 	inflight sync.WaitGroup
 
-	execs  []*executor
-	idle   chan struct{} // an executor became idle
-	broken error         // an executor could not restrict itself
-}
-
-// executor is one executor thread. The supervisor hands it a call through
-// req and wakes it through its eventfd: the thread blocks in read(2), so
-// that waking it is one kernel wake-up, not a hand-off through the Go
-// scheduler (which costs several thread switches for a locked thread).
-type executor struct {
-	efd  int
-	req  atomic.Pointer[gitReq]
-	busy atomic.Bool
+	executors int
+	broken    error // an executor could not restrict itself
 }
 
 // maxExecutors bounds the executor threads. One executor serves calls in
@@ -234,7 +223,7 @@ const maxExecutors = 16
 // (full mode). It returns at once: the kernel queues calls that arrive
 // before the supervisor runs.
 func startGitGuard(listener int, rules []llRule, denyTCP bool, masked []string) {
-	g := &gitGuard{listener: listener, rules: rules, denyTCP: denyTCP, idle: make(chan struct{}, maxExecutors)}
+	g := &gitGuard{listener: listener, rules: rules, denyTCP: denyTCP, work: make(chan *gitReq)}
 	for _, d := range masked {
 		var st unix.Stat_t
 		if unix.Stat(d, &st) == nil {
@@ -542,58 +531,43 @@ func (g *gitGuard) valid(id uint64) bool {
 // dispatch hands r to an idle executor, starting one when all are busy.
 func (g *gitGuard) dispatch(r *gitReq) {
 	g.inflight.Add(1)
-	for {
-		for _, e := range g.execs {
-			if e.busy.CompareAndSwap(false, true) {
-				e.req.Store(r)
-				one := [8]byte{1}
-				if _, err := unix.Write(e.efd, one[:]); err == nil {
-					return
-				}
-				e.req.Store(nil) // cannot happen with a valid eventfd
-			}
-		}
-		if len(g.execs) < maxExecutors && g.spawn() {
-			continue
-		}
-		if len(g.execs) == 0 {
-			closeAll(r.fds)
-			g.send(r.id, 0, unix.EPERM)
-			g.inflight.Done()
-			return
-		}
-		<-g.idle
+	select {
+	case g.work <- r:
+		return
+	default:
 	}
+	if g.executors < maxExecutors {
+		g.spawn()
+	}
+	if g.executors == 0 {
+		closeAll(r.fds)
+		g.send(r.id, 0, unix.EPERM)
+		g.inflight.Done()
+		return
+	}
+	g.work <- r
 }
 
 // spawn starts an executor and waits until it is restricted. If it cannot
 // restrict itself, no call is ever performed with more rights than the
 // command's: without an executor every trapped call fails with EPERM.
-func (g *gitGuard) spawn() bool {
+func (g *gitGuard) spawn() {
 	if g.broken != nil {
-		return false
+		return
 	}
-	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
-	if err != nil {
-		g.broken = fmt.Errorf("eventfd: %w", err)
-	} else {
-		e := &executor{efd: efd}
-		ready := make(chan error, 1)
-		go g.executor(e, ready)
-		if err := <-ready; err != nil {
-			g.broken = err
-		} else {
-			g.execs = append(g.execs, e)
-			return true
-		}
+	ready := make(chan error, 1)
+	go g.executor(ready)
+	if err := <-ready; err != nil {
+		g.broken = err
+		fmt.Fprintf(os.Stderr, "sandbox: cannot start the executor of file creations: %v\n", err)
+		return
 	}
-	fmt.Fprintf(os.Stderr, "sandbox: cannot start the executor of file creations: %v\n", g.broken)
-	return false
+	g.executors++
 }
 
 // executor restricts its own locked thread to the command's rights and
 // performs calls. It never unlocks: the thread ends with the goroutine.
-func (g *gitGuard) executor(e *executor, ready chan<- error) {
+func (g *gitGuard) executor(ready chan<- error) {
 	runtime.LockOSThread()
 	// Its own cwd and umask (fs_struct), set per call.
 	err := unix.Unshare(unix.CLONE_FS)
@@ -606,22 +580,8 @@ func (g *gitGuard) executor(e *executor, ready chan<- error) {
 	if err != nil {
 		return
 	}
-	var buf [8]byte
-	for {
-		if _, err := unix.Read(e.efd, buf[:]); err != nil {
-			if err == unix.EINTR {
-				continue
-			}
-			return
-		}
-		if r := e.req.Swap(nil); r != nil {
-			g.handle(r)
-		}
-		e.busy.Store(false)
-		select {
-		case g.idle <- struct{}{}:
-		default:
-		}
+	for r := range g.work {
+		g.handle(r)
 	}
 }
 
