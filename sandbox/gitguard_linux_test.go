@@ -388,50 +388,7 @@ func owner(p string) string {
 // with a user namespace (the helper then has ambient capabilities, which
 // the executor must drop).
 func TestGitGuardNonRoot(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("already running as a non-root user")
-	}
-	if testing.Short() {
-		t.Skip("-short")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("setpriv (util-linux) is not installed")
-	}
-	u := testAccount(t)
-	base, err := os.MkdirTemp("/var/lib", "coding-agent-sbxtest-gg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(base)
-	os.Chmod(base, 0o755)
-	exe, _ := os.Executable()
-	bin := filepath.Join(base, "sandbox.test")
-	if out, err := exec.Command("cp", exe, bin).CombinedOutput(); err != nil {
-		t.Fatalf("copy test binary: %v %s", err, out)
-	}
-	for _, d := range []string{"b", "home", "tmp"} {
-		os.Mkdir(filepath.Join(base, d), 0o755)
-	}
-	if out, err := exec.Command("chown", "-R", u.Uid+":"+u.Gid, base).CombinedOutput(); err != nil {
-		t.Fatalf("chown: %v %s", err, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, setpriv, "--reuid="+u.Uid, "--regid="+u.Gid, "--clear-groups", "--inh-caps=-all", "--",
-		bin, "-test.count=1", "-test.v", "-test.run", "^(TestGitGuard|TestGitGuardSemantics)$")
-	cmd.Dir = base
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + base + "/home", "TMPDIR=" + base + "/tmp",
-		"SANDBOX_TEST_BASE=" + base + "/b", "LANG=C.UTF-8"}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("as %s: %v\n%s", testUser, err, out)
-	}
-	for _, name := range []string{"TestGitGuard", "TestGitGuardSemantics"} {
-		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
-			t.Errorf("as %s, %s did not pass:\n%s", testUser, name, out)
-		}
-	}
+	runAsTestUser(t, 180*time.Second, "TestGitGuard", "TestGitGuardSemantics")
 }
 
 // BenchmarkCreateFiles measures a file-creation-heavy command in the

@@ -51,6 +51,14 @@ func removeTestAccount() {
 // unprivileged user: the sandbox then needs a user namespace with the
 // helper's capabilities carried as ambient ones.
 func TestNonRoot(t *testing.T) {
+	runAsTestUser(t, 120*time.Second, "TestAttacks", "TestAgentKilled", "TestCancelKillsTermIgnoringChild", "TestAllowed")
+}
+
+// runAsTestUser runs the named tests of this test binary as testUser,
+// from a copy of the binary in a directory of that user's, and checks that
+// each passed. It skips when not root or when the user cannot be made.
+func runAsTestUser(t *testing.T, timeout time.Duration, tests ...string) {
+	t.Helper()
 	if os.Getuid() != 0 {
 		t.Skip("already running as a non-root user: the other tests cover it")
 	}
@@ -62,7 +70,7 @@ func TestNonRoot(t *testing.T) {
 		t.Skip("setpriv (util-linux) is not installed: cannot drop to an unprivileged user")
 	}
 	u := testAccount(t)
-	base, err := os.MkdirTemp("/var/lib", "coding-agent-sbxtest-nonroot-")
+	base, err := os.MkdirTemp("/var/lib", "coding-agent-sbxtest-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,10 +87,10 @@ func TestNonRoot(t *testing.T) {
 	if out, err := exec.Command("chown", "-R", u.Uid+":"+u.Gid, base).CombinedOutput(); err != nil {
 		t.Fatalf("chown: %v %s", err, out)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, setpriv, "--reuid="+u.Uid, "--regid="+u.Gid, "--clear-groups", "--inh-caps=-all", "--",
-		bin, "-test.count=1", "-test.v", "-test.run", "^(TestAttacks|TestAgentKilled|TestCancelKillsTermIgnoringChild|TestAllowed)$")
+		bin, "-test.count=1", "-test.v", "-test.run", "^("+strings.Join(tests, "|")+")$")
 	cmd.Dir = base
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + base + "/home", "TMPDIR=" + base + "/tmp",
 		"SANDBOX_TEST_BASE=" + base + "/b", "LANG=C.UTF-8"}
@@ -90,7 +98,7 @@ func TestNonRoot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("as %s: %v\n%s", testUser, err, out)
 	}
-	for _, name := range []string{"TestAttacks", "TestAgentKilled", "TestCancelKillsTermIgnoringChild", "TestAllowed"} {
+	for _, name := range tests {
 		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
 			t.Errorf("as %s, %s did not pass:\n%s", testUser, name, out)
 		}
