@@ -294,31 +294,29 @@ func run(t testing.TB, mode string, f *fixture, preset Preset, script string, ti
 	return r
 }
 
-// sleepers returns the pids of `sleep N` processes on the host and kills
-// them (the test started them).
+// sleepers kills the `sleep N` processes on the host (the test started
+// them) and returns their pids.
 func sleepers(n int) []int {
-	var pids []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && strings.Contains(string(b), "sleep\x00"+strconv.Itoa(n)+"\x00") {
-			pid, _ := strconv.Atoi(e.Name())
-			pids = append(pids, pid)
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-	return pids
+	arg := "sleep\x00" + strconv.Itoa(n) + "\x00"
+	return killProcs("cmdline", func(b []byte) bool { return strings.Contains(string(b), arg) })
 }
 
 var sleepBase = 800000 + os.Getpid()%100000
 
 // detachMark is an environment entry that marks the processes of the
-// detached-processes attack.
-var detachMark = fmt.Sprintf("SBX_TEST_DETACHED=%d", os.Getpid())
+// detached-processes attack run in f: the sandboxed, plain and degraded
+// runs go on at the same time and must not see each other's.
+func detachMark(f *fixture) string { return "SBX_TEST_DETACHED=" + f.dir }
 
 // killMarked kills the processes whose environment holds mark and returns
 // their pids.
 func killMarked(mark string) []int {
+	return killProcs("environ", func(b []byte) bool { return slices.Contains(strings.Split(string(b), "\x00"), mark) })
+}
+
+// killProcs kills the processes (other than this one) whose /proc/PID/file
+// matches and returns their pids.
+func killProcs(file string, match func([]byte) bool) []int {
 	var pids []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -326,8 +324,7 @@ func killMarked(mark string) []int {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err == nil && slices.Contains(strings.Split(string(b), "\x00"), mark) {
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/" + file); err == nil && match(b) {
 			pids = append(pids, pid)
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -494,9 +491,9 @@ func attacks() []attack {
 		// one that has not exec'd sleep yet (and leave it running).
 		{name: "setsid daemon and double fork", script: func(f *fixture, h *hostEnv) string {
 			return fmt.Sprintf("export %s; setsid sleep %d >/dev/null 2>&1 & (sleep %d >/dev/null 2>&1 &) ; nohup sleep %d >/dev/null 2>&1 & disown; true",
-				detachMark, sleepBase+1, sleepBase+2, sleepBase+3)
+				detachMark(f), sleepBase+1, sleepBase+2, sleepBase+3)
 		}, held: func(f *fixture, h *hostEnv, r result, _ int64) bool {
-			return len(killMarked(detachMark)) == 0
+			return len(killMarked(detachMark(f))) == 0
 		}},
 		{name: "read-only preset: workspace", preset: ReadOnly, script: func(f *fixture, h *hostEnv) string {
 			return "echo x > new.txt; echo x >> file.txt; rm -f file.txt; echo x > $TMPDIR/../escape"

@@ -45,7 +45,6 @@ type helperConfig struct {
 	Protected  []string `json:"protected"`
 	Missing    []string `json:"missing"`
 	Pins       []string `json:"pins"`
-	GitNames   []string `json:"gitNames"`
 	Sockets    []string `json:"sockets"`
 	Namespaces bool     `json:"namespaces"`
 	// Temp is the private temp in degraded mode (a host directory); in
@@ -168,7 +167,7 @@ func (s *Sandbox) command(ctx context.Context, st Status, pl *plan, script strin
 	cfg := &helperConfig{
 		Script: script, Dir: pl.dir, Preset: pl.preset, Roots: pl.roots, Visible: pl.visible,
 		Keep: s.opts.KeepVisible, Protected: pl.protected, Missing: pl.missing, Pins: pl.pins,
-		GitNames: pl.gitNames, Namespaces: st.Kind == KindLinux,
+		Namespaces: st.Kind == KindLinux,
 	}
 	p := &linuxProc{s: s, cfg: cfg, pl: pl, kind: helperKind{namespaces: cfg.Namespaces, userns: st.Namespaces == "userns"}}
 	temp := PrivateTemp
