@@ -60,6 +60,7 @@ func (s *Session) Prompt(ctx context.Context, prompt []rpc.ContentBlock) (string
 	}
 	defer done()
 
+	s.warnUnsaved()
 	msgID := newID("msg")
 	for _, b := range prompt {
 		s.emit(&rpc.UserMessageChunk{Content: b, MessageID: msgID})

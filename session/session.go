@@ -84,14 +84,16 @@ type Session struct {
 	sync       *editorsync.Sync // nil without editor sync
 
 	// mu guards the fields below.
-	mu        sync.Mutex
-	preset    tools.Preset
-	toolset   *tools.Set // built for preset
-	model     models.Model
-	history   []models.Message
-	usage     usageState
-	prompting bool
-	closed    bool
+	mu      sync.Mutex
+	preset  tools.Preset
+	toolset *tools.Set // built for preset
+	model   models.Model
+	history []models.Message
+	usage   usageState
+	// warnedUnsaved says the client was told the session is not saved.
+	warnedUnsaved bool
+	prompting     bool
+	closed        bool
 	// turn is cancelled by Cancel: it ends every operation in flight, and
 	// a new one replaces it.
 	turn       context.Context
@@ -436,7 +438,7 @@ func finalUpdate(id string, args json.RawMessage, res tools.Result, diffs []edit
 		u.Locations = append(u.Locations, rpc.ToolCallLocation{Path: ch.Path, Line: max(ch.Line, 1)})
 	}
 	addDiffs(u, &res, diffs)
-	if raw, err := json.Marshal(res.Details); err == nil {
+	if raw, err := marshalNoEscape(res.Details); err == nil {
 		u.RawOutput = raw
 	}
 	return u

@@ -399,7 +399,14 @@ func (j *journal) append(rec record) {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.f == nil {
+		return
+	}
+	rewrote := j.ensureFileLocked()
 	j.flushChunkLocked()
+	if rewrote && rec.Type == recMessage {
+		return // the history written again holds this message already
+	}
 	j.writeLocked(rec)
 }
 
@@ -411,7 +418,6 @@ func (j *journal) writeLocked(rec record) {
 	if rec.Time.IsZero() {
 		rec.Time = time.Now().UTC()
 	}
-	j.ensureFileLocked()
 	enc := json.NewEncoder(j.f)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(rec); err != nil {
@@ -498,9 +504,16 @@ func textChunk(u rpc.SessionUpdate) (kind, messageID, text string, ok bool) {
 func journaled(u rpc.SessionUpdate) rpc.SessionUpdate {
 	switch v := u.(type) {
 	case *rpc.ToolCallUpdate:
-		if len(v.RawInput) > largeInput {
+		if len(v.RawInput) > largeInput || len(v.RawOutput) > largeInput {
 			c := *v
-			c.RawInput = omitted(len(v.RawInput))
+			if len(v.RawInput) > largeInput {
+				c.RawInput = omitted(len(v.RawInput))
+			}
+			if len(v.RawOutput) > largeInput {
+				// The details of a large change repeat it (a unified
+				// diff); the diff content shows it.
+				c.RawOutput = omitted(len(v.RawOutput))
+			}
 			return &c
 		}
 	case *rpc.ToolCall:
@@ -514,7 +527,18 @@ func journaled(u rpc.SessionUpdate) rpc.SessionUpdate {
 }
 
 func omitted(n int) json.RawMessage {
-	return json.RawMessage(fmt.Sprintf(`{"_omitted":"%d bytes of input, kept in the conversation"}`, n))
+	return json.RawMessage(fmt.Sprintf(`{"_omitted":"%d bytes, not kept for replay"}`, n))
+}
+
+// marshalNoEscape encodes v as json.Marshal does, without HTML escaping.
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // writeLocked writes one update record: the notification's envelope
@@ -566,23 +590,24 @@ func (w *updateWriter) Write(b []byte) (int, error) {
 // ensureFileLocked recreates the session file when it (or the whole data
 // directory) was deleted under the running session: the description and
 // the conversation so far are written again, so that the session can
-// still be resumed; the earlier updates (the replay) are lost.
-func (j *journal) ensureFileLocked() {
+// still be resumed; the earlier updates (the replay) are lost. It says
+// whether it wrote the file again.
+func (j *journal) ensureFileLocked() bool {
 	fi, err := j.f.Stat()
 	if err != nil {
-		return
+		return false
 	}
 	if on, err := os.Stat(j.f.Name()); err == nil && os.SameFile(fi, on) {
-		return
+		return false
 	}
 	if err := os.MkdirAll(j.st.dir, 0o700); err != nil {
 		j.log.Error("recreating the session store", "dir", j.st.dir, "err", err)
-		return
+		return false
 	}
 	f, err := os.OpenFile(j.f.Name(), os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		j.log.Error("recreating the session file", "file", j.f.Name(), "err", err)
-		return
+		return false
 	}
 	j.log.Warn("the session file was deleted; writing it again", "file", j.f.Name())
 	_ = j.f.Close()
@@ -597,6 +622,7 @@ func (j *journal) ensureFileLocked() {
 			_ = enc.Encode(record{Type: recMessage, Time: now, Message: &msg})
 		}
 	}
+	return true
 }
 
 // repairTail ends a torn last line with a newline, so that the next record
