@@ -57,8 +57,8 @@ func (a *Agent) Close() {
 // agent speaks version 1 whatever the client asks for.
 func (a *Agent) Initialize(ctx context.Context, req *rpc.InitializeRequest) (*rpc.InitializeResponse, error) {
 	st := a.env.reportedSandbox(ctx)
-	// The probe starts once the answer is on its way (see Env.Start).
-	time.AfterFunc(10*time.Millisecond, a.env.startProbe)
+	// The probe starts once the answer has been written (see Env.Start).
+	rpc.AfterAnswer(ctx, a.env.startProbe)
 	return &rpc.InitializeResponse{
 		ProtocolVersion: rpc.ProtocolVersion,
 		AgentInfo:       &rpc.Implementation{Name: "coding-agent", Title: "coding-agent", Version: a.env.Version},
