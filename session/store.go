@@ -18,6 +18,7 @@ import (
 
 	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/models"
+	"github.com/coding-agent/coding-agent/tools"
 )
 
 // Sessions persist as append-only JSONL files, one per session, in
@@ -186,7 +187,7 @@ func titleOf(m models.Message) string {
 	for _, p := range m.Parts {
 		if p.Kind == models.PartText {
 			t, _, _ := strings.Cut(strings.TrimSpace(p.Text), "\n")
-			return shorten(t, 80)
+			return tools.Shorten(t, 80)
 		}
 	}
 	return ""
