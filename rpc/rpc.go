@@ -139,7 +139,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, newAgent func(Clien
 	}
 	st.answered = s.owed.pay
 	conn := jsonrpc2.NewConn(st, jsonrpc2.WithCodec(stdCodec{}), jsonrpc2.WithPreempter(preempter{s}))
-	s.agent = newAgent(&client{conn: conn, logger: opts.Logger})
+	s.agent = newAgent(&client{conn: conn, logger: opts.Logger, optIns: &s.optIns})
 	conn.Go(connCtx, s.handle)
 
 	var err error
@@ -197,6 +197,7 @@ type server struct {
 	notifies map[string]notifyFunc
 	init     initState
 	owed     debts // calls received and not answered yet
+	optIns   optIns
 
 	// mu guards running: the running calls by id key.
 	mu      sync.Mutex
@@ -238,6 +239,7 @@ func (s *server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	}
 	if method == MethodInitialize {
 		finish = s.init.begin()
+		s.optIns.parse(json.RawMessage(req.Params()))
 	}
 	method = strings.Clone(method)
 
@@ -489,9 +491,15 @@ func (d *debts) settled() <-chan struct{} {
 type client struct {
 	conn   jsonrpc2.Conn
 	logger *slog.Logger
+	optIns *optIns
 }
 
+// notify sends a notification. An extension the client did not ask for is
+// not sent, and that is not an error.
 func (c *client) notify(ctx context.Context, method string, v any) error {
+	if !c.optIns.allows(method) {
+		return nil
+	}
 	raw, err := marshal(v)
 	if err != nil {
 		return fmt.Errorf("%s: encoding params: %w", method, err)

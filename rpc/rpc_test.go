@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -714,7 +715,7 @@ func TestNotificationsToClient(t *testing.T) {
 		return &ToolsCallResponse{}, err
 	}
 	p := startPeer(t, FramingNDJSON, a, Options{})
-	p.initialize()
+	p.initializeWith(optIn)
 	var got string
 	id := p.request("_coding-agent/tools/call", map[string]any{"name": "edit", "sessionId": "s1"})
 	p.response(id, func(m wireMsg) { got = string(m.raw) })
@@ -820,5 +821,56 @@ func TestAnswersAfterEndOfInput(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Errorf("Serve = %v, want nil after EOF", err)
+	}
+}
+
+// TestExtensionsOptIn checks that _coding-agent/* notifications reach only a
+// client that asked for them in initialize. The handler sends files_changed
+// and then session/update; notifications are written in call order, so a
+// session/update that arrives alone proves files_changed was not sent.
+func TestExtensionsOptIn(t *testing.T) {
+	caps := func(codingAgent any) map[string]any {
+		return map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{
+			"_meta": map[string]any{"coding-agent": codingAgent},
+		}}
+	}
+	for _, tc := range []struct {
+		name   string
+		params any
+		want   bool
+	}{
+		{"no capabilities", map[string]any{"protocolVersion": 1}, false},
+		{"empty capabilities", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}, false},
+		{"other vendor", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{
+			"_meta": map[string]any{"zed": map[string]any{"extensions": true}}}}, false},
+		{"extensions false", caps(map[string]any{"extensions": false}), false},
+		{"extensions a string", caps(map[string]any{"extensions": "true"}), false},
+		{"other method listed", caps(map[string]any{"extensions": []string{"_coding-agent/other"}}), false},
+		{"extensions true", caps(map[string]any{"extensions": true}), true},
+		{"method listed", caps(map[string]any{"extensions": []string{"_coding-agent/files_changed"}}), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &fakeAgent{}
+			a.toolsCall = func(ctx context.Context, req *ToolsCallRequest) (*ToolsCallResponse, error) {
+				if err := a.client.FilesChanged(ctx, &FilesChangedNotification{SessionID: "s1", Changes: []FileChange{{Path: "/w/a", URI: "file:///w/a", Kind: ChangeCreated}}}); err != nil {
+					return nil, err
+				}
+				return &ToolsCallResponse{}, a.client.SessionUpdate(ctx, &SessionNotification{SessionID: "s1", Update: &AgentMessageChunk{Content: TextBlock("<b>")}})
+			}
+			p := startPeer(t, FramingNDJSON, a, Options{})
+			p.initializeWith(tc.params)
+			var methods []string
+			id := p.request(MethodToolsCall, map[string]any{"name": "read", "cwd": "/tmp"})
+			if m := p.response(id, func(m wireMsg) { methods = append(methods, m.Method) }); m.Error != nil {
+				t.Fatalf("tools/call: %s", m.raw)
+			}
+			want := []string{MethodSessionUpdate}
+			if tc.want {
+				want = []string{MethodFilesChanged, MethodSessionUpdate}
+			}
+			if !slices.Equal(methods, want) {
+				t.Fatalf("client received %q, want %q", methods, want)
+			}
+		})
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -186,6 +185,11 @@ func (a *Agent) LoadSession(ctx context.Context, req *rpc.LoadSessionRequest) (*
 		}
 		n.SessionID = s.ID()
 		if err := a.client.SessionUpdate(ctx, &n); err != nil {
+			return nil, err
+		}
+	}
+	if u := s.replayUsage(ctx); u != nil {
+		if err := a.client.SessionUpdate(ctx, &rpc.SessionNotification{SessionID: s.ID(), Update: u}); err != nil {
 			return nil, err
 		}
 	}
@@ -371,17 +375,9 @@ func (a *Agent) Cancel(ctx context.Context, n *rpc.CancelNotification) {
 
 // ToolsList answers _coding-agent/tools/list.
 func (a *Agent) ToolsList(ctx context.Context, req *rpc.ToolsListRequest) (*rpc.ToolsListResponse, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		dir = "/"
-	}
 	resp := &rpc.ToolsListResponse{}
-	for _, name := range tools.Builtins() {
-		t, err := tools.New(name, dir, tools.Options{})
-		if err != nil {
-			return nil, err
-		}
-		resp.Tools = append(resp.Tools, rpc.ToolInfo{Name: t.Name(), Title: t.Title(), Description: t.Description(), InputSchema: t.Schema()})
+	for _, t := range tools.Specs() {
+		resp.Tools = append(resp.Tools, rpc.ToolInfo{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.Schema})
 	}
 	return resp, nil
 }

@@ -38,7 +38,7 @@ func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) error
 	}
 	p := &rpc.RequestPermissionRequest{
 		SessionID: s.id,
-		ToolCall:  permissionToolCall(s.cwd, req),
+		ToolCall:  s.permissionToolCall(req),
 		Options:   permissionOptions,
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.ApprovalTimeout, errApprovalTimeout)
@@ -71,7 +71,7 @@ var errApprovalTimeout = errors.New("approval timed out")
 // permissionToolCall is the toolCall of a permission request: the call's
 // title, kind and arguments, the diff or the command, and the justification
 // (or the policy's reason) as plain text.
-func permissionToolCall(cwd string, req tools.ApprovalRequest) rpc.ToolCallUpdate {
+func (s *Session) permissionToolCall(req tools.ApprovalRequest) rpc.ToolCallUpdate {
 	var content []rpc.ToolCallContent
 	if c := req.Change; c != nil {
 		content = append(content, rpc.DiffContent(c.Path, c.OldText, c.NewText))
@@ -89,11 +89,15 @@ func permissionToolCall(cwd string, req tools.ApprovalRequest) rpc.ToolCallUpdat
 		Reason:        req.Reason,
 		Request:       req.Kind,
 	}})
+	title, kind := req.Tool, tools.KindOther
+	if t, ok := s.lookupTool(req.Tool); ok {
+		title, kind = tools.CallTitle(t, string(req.Args)), t.Kind()
+	}
 	return rpc.ToolCallUpdate{
 		ToolCallID: req.CallID,
-		Title:      toolTitle(req.Tool, cwd, req.Args),
+		Title:      title,
 		Name:       req.Tool,
-		Kind:       toolKind(req.Tool),
+		Kind:       string(kind),
 		Status:     rpc.ToolStatusPending,
 		Content:    content,
 		RawInput:   rawJSON(req.Args),

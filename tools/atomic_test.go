@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 )
 
@@ -34,13 +33,6 @@ func umask(t *testing.T) os.FileMode {
 	}
 	t.Skip("no Umask in /proc/self/status")
 	return 0
-}
-
-func mkfifo(t *testing.T, path string) {
-	t.Helper()
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestWriteFileAtomicModes(t *testing.T) {

@@ -68,6 +68,21 @@ func (*Write) Description() string { return writeDescription }
 // Schema returns the JSON Schema of write's arguments.
 func (*Write) Schema() json.RawMessage { return json.RawMessage(writeSchema) }
 
+// Kind returns [KindEdit].
+func (*Write) Kind() Kind { return KindEdit }
+
+// NewTitler returns the title of a write call: "Write <path>".
+func (t *Write) NewTitler() Titler { return pathTitle("Write", t.m.cwd) }
+
+// Validate checks and decodes write's arguments.
+func (t *Write) Validate(args json.RawMessage) (any, error) {
+	var a writeArgs
+	if err := t.v.decode(args, &a); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
 type writeArgs struct {
 	Path          string `json:"path"`
 	Content       string `json:"content"`
@@ -76,10 +91,11 @@ type writeArgs struct {
 
 // Execute creates or replaces the file named in call.Args.
 func (t *Write) Execute(ctx context.Context, call Call) (Result, error) {
-	var args writeArgs
-	if err := t.v.decode(call.Args, &args); err != nil {
+	in, err := input[*writeArgs](call, t.Validate)
+	if err != nil {
 		return Result{}, err
 	}
+	args := in
 	a, err := t.m.mutate(ctx, call, args.Path, args.Justification, func(string, string, bool) (string, []span, error) {
 		return args.Content, nil, nil
 	})

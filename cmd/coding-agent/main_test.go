@@ -152,7 +152,7 @@ func TestBinaryExitCodes(t *testing.T) {
 func TestNodeClients(t *testing.T) {
 	clients := nodeClients(t)
 	node, _ := exec.LookPath("node")
-	for _, script := range []string{"acp-client.mjs", "lsp-client.mjs", "editor-client.mjs"} {
+	for _, script := range []string{"acp-client.mjs", "lsp-client.mjs", "editor-client.mjs", "plain-client.mjs"} {
 		t.Run(script, func(t *testing.T) {
 			ws := t.TempDir()
 			for name, content := range map[string]string{"hello.txt": "hello world\n", "a.txt": "one\n", "b.txt": "keep\n"} {
