@@ -190,6 +190,11 @@ func (a *Agent) LoadSession(ctx context.Context, req *rpc.LoadSessionRequest) (*
 			return nil, err
 		}
 	}
+	if u := s.replayUsage(ctx); u != nil {
+		if err := a.client.SessionUpdate(ctx, &rpc.SessionNotification{SessionID: s.ID(), Update: u}); err != nil {
+			return nil, err
+		}
+	}
 	return &rpc.LoadSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: a.configOptions(s)}, nil
 }
 

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/models"
@@ -74,7 +73,12 @@ func (s *Session) Prompt(ctx context.Context, prompt []rpc.ContentBlock) (string
 			return rpc.StopCancelled, nil
 		}
 		t := &turn{s: s, ctx: ctx, tools: set, msgID: newID("msg")}
-		stop, err := t.stream(model, models.Request{System: system, Messages: s.History(), Tools: specs})
+		info := s.modelInfo(ctx, model)
+		req := models.Request{System: system, Messages: s.History(), Tools: specs}
+		stop, err := t.stream(model, req)
+		if err == nil {
+			s.accountRequest(info, t, req)
+		}
 		if ctx.Err() != nil {
 			t.failPending("cancelled")
 			s.appendHistory(t.assistant())
@@ -130,6 +134,8 @@ type turn struct {
 	sig      string
 	calls    []*pendingCall
 	byIndex  map[int]*pendingCall
+	usage    models.Usage
+	gotUsage bool
 }
 
 // pendingCall is a tool call the model is emitting.
@@ -191,10 +197,7 @@ func (t *turn) stream(model models.Model, req models.Request) (string, error) {
 				c.finished = true
 			}
 		case models.EventUsage:
-			used := ev.Usage.InputTokens + ev.Usage.OutputTokens
-			if used > 0 {
-				t.s.emit(&rpc.UsageUpdate{Used: used, Size: ev.Usage.ContextWindow})
-			}
+			t.usage, t.gotUsage = ev.Usage, true
 		case models.EventDone:
 			stop = ev.StopReason
 		}
@@ -351,7 +354,10 @@ func (s *Session) systemPrompt(specs []models.ToolSpec) string {
 		fmt.Fprintf(&b, "- Additional directories: %s\n", strings.Join(s.roots[1:], ", "))
 	}
 	fmt.Fprintf(&b, "- OS: %s/%s\n", runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(&b, "- Date: %s\n", time.Now().Format("2006-01-02"))
+	// The session's start date, not today's: the system prompt is the
+	// start of every request's cached prefix, so nothing in it may change
+	// from one request to the next.
+	fmt.Fprintf(&b, "- Date the session started: %s\n", s.created.Local().Format("2006-01-02"))
 	fmt.Fprintf(&b, "- Permission preset: %s (%s)\n", s.Preset(), presetSummary(s.Preset()))
 	if md := readAgentsMD(s.cwd); md != "" {
 		b.WriteString("\n# Project instructions (AGENTS.md)\n\n")

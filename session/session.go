@@ -76,6 +76,7 @@ type Session struct {
 	tools []string // the names of the built-in tools
 	opts  Options
 
+	created time.Time        // the date in the system prompt, stable for the session
 	journal *journal         // nil when sessions are not persisted
 	sync    *editorsync.Sync // nil without editor sync
 
@@ -85,6 +86,7 @@ type Session struct {
 	toolset   *tools.Set // built for preset
 	model     models.Model
 	history   []models.Message
+	usage     usageState
 	prompting bool
 	closed    bool
 	// turn is cancelled by Cancel: it ends every operation in flight, and
@@ -139,7 +141,7 @@ func (e *Env) NewSession(opts Options) (*Session, error) {
 	if opts.Model == nil {
 		opts.Model = e.defaultModel()
 	}
-	s := &Session{env: e, id: opts.id, cwd: cwd, roots: roots, tools: names, opts: opts, preset: preset, model: opts.Model}
+	s := &Session{env: e, id: opts.id, cwd: cwd, roots: roots, tools: names, opts: opts, preset: preset, model: opts.Model, created: time.Now()}
 	if err := s.startSync(); err != nil {
 		return nil, err
 	}
