@@ -212,6 +212,12 @@ func (m *mutator) mutate(ctx context.Context, call Call, path, justification str
 	if r := protectedReason(abs, canon, m.opts.DataDir); r != "" {
 		return a, &PermissionError{Path: abs, Reason: fmt.Sprintf("%s: %s; nothing was written", m.tool, r)}
 	}
+	// Refused before asking; checked again, and held, at the write.
+	unlock, err := reserveCreate(ctx, m.tool, abs, canon)
+	if err != nil {
+		return a, err
+	}
+	unlock()
 	if unsaved(m.opts.Buffers, abs, canon) {
 		return a, fmt.Errorf("%s: %w", m.tool, errUnsaved(abs))
 	}
@@ -280,6 +286,10 @@ func (m *mutator) mutate(ctx context.Context, call Call, path, justification str
 		return a, fmt.Errorf("%s: %w", m.tool, err)
 	}
 
+	if unlock, err = reserveCreate(ctx, m.tool, abs, canon); err != nil {
+		return a, err
+	}
+	defer unlock()
 	var made *madeDirs
 	if d == nil {
 		if d, made, err = mkdirAllAt(dir); err != nil {
