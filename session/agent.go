@@ -12,6 +12,7 @@ import (
 
 	"github.com/coding-agent/coding-agent/editorsync"
 	"github.com/coding-agent/coding-agent/rpc"
+	"github.com/coding-agent/coding-agent/session/display"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -184,6 +185,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *rpc.LoadSessionRequest) (*
 			continue
 		}
 		n.SessionID = s.ID()
+		oneLineTitles(n.Update) // a journal written before titles were cleaned
 		if err := a.client.SessionUpdate(ctx, &n); err != nil {
 			return nil, err
 		}
@@ -247,7 +249,7 @@ func (a *Agent) ListSessions(ctx context.Context, req *rpc.ListSessionsRequest) 
 			continue
 		}
 		seen[s.ID] = true
-		resp.Sessions = append(resp.Sessions, rpc.SessionInfo{SessionID: s.ID, Cwd: s.Cwd, Title: s.Title, UpdatedAt: s.UpdatedAt, AdditionalDirectories: s.Roots})
+		resp.Sessions = append(resp.Sessions, rpc.SessionInfo{SessionID: s.ID, Cwd: s.Cwd, Title: display.Title(s.Title), UpdatedAt: s.UpdatedAt, AdditionalDirectories: s.Roots})
 	}
 	a.mu.Lock()
 	var live []*agentSession
