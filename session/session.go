@@ -323,6 +323,7 @@ func (s *Session) begin(ctx context.Context) (context.Context, func(), error) {
 
 // emit sends an update to the host and records it for replay.
 func (s *Session) emit(u rpc.SessionUpdate) {
+	oneLineTitles(u)
 	s.journal.appendUpdate(s.id, u)
 	s.send(u)
 }
@@ -330,6 +331,7 @@ func (s *Session) emit(u rpc.SessionUpdate) {
 // send sends an update to the host without recording it: live progress
 // that a replay does not need.
 func (s *Session) send(u rpc.SessionUpdate) {
+	oneLineTitles(u)
 	if s.opts.OnUpdate != nil {
 		s.opts.OnUpdate(u)
 	}
