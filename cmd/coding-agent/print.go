@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session"
 	"github.com/coding-agent/coding-agent/tools"
 )
@@ -77,8 +76,8 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Cwd:      *cwd,
 		Tools:    names,
 		Preset:   p,
-		OnUpdate: out.update,
-		Approver: terminalApprover(stdin, stderr),
+		OnEvent:  out.event,
+		Approve:  terminalApprover(stdin, stderr),
 	})
 	if err != nil {
 		var pe *session.ParamError
@@ -88,7 +87,7 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitCode(err, stderr)
 	}
 	defer s.Close()
-	stop, err := s.Prompt(ctx, []rpc.ContentBlock{rpc.TextBlock(*prompt)})
+	stop, err := s.Prompt(ctx, []session.Content{session.Text(*prompt)})
 	if errors.Is(err, session.ErrNoModel) {
 		msg := "no model configured: set --model PROVIDER/MODEL or CODING_AGENT_MODEL, with ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL"
 		if merr := env.ModelError(); merr != nil && !errors.Is(merr, session.ErrNoModel) {
@@ -103,9 +102,9 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stdout, strings.TrimRight(answer, "\n"))
 	}
 	switch stop {
-	case rpc.StopEndTurn:
+	case session.StopEndTurn:
 		return exitOK
-	case rpc.StopCancelled:
+	case session.StopCancelled:
 		fmt.Fprintln(stderr, "coding-agent: cancelled")
 		return exitCancelled
 	default:
@@ -125,41 +124,39 @@ type printer struct {
 	titles map[string]string
 }
 
-func (p *printer) update(u rpc.SessionUpdate) {
+func (p *printer) event(ev session.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.titles == nil {
 		p.titles = map[string]string{}
 	}
-	switch u := u.(type) {
-	case *rpc.AgentMessageChunk:
-		if u.MessageID != p.lastID {
-			p.lastID = u.MessageID
+	switch ev := ev.(type) {
+	case *session.MessageChunk:
+		if ev.MessageID != p.lastID {
+			p.lastID = ev.MessageID
 			p.text.Reset()
 		}
-		p.text.WriteString(u.Content.Text)
-	case *rpc.ToolCall:
-		p.titles[u.ToolCallID] = u.Title
-	case *rpc.ToolCallUpdate:
-		if u.Title != "" {
-			p.titles[u.ToolCallID] = u.Title
+		p.text.WriteString(ev.Text)
+	case *session.ToolCallStarted:
+		p.titles[ev.CallID] = ev.Title
+	case *session.ToolCallUpdated:
+		if ev.Title != "" {
+			p.titles[ev.CallID] = ev.Title
 		}
-		title := p.titles[u.ToolCallID]
-		switch u.Status {
-		case rpc.ToolStatusInProgress:
-			fmt.Fprintf(p.stderr, "→ %s\n", title)
-		case rpc.ToolStatusCompleted:
+		if ev.Status == session.StatusInProgress {
+			fmt.Fprintf(p.stderr, "→ %s\n", p.titles[ev.CallID])
+		}
+	case *session.ToolCallFinished:
+		title := p.titles[ev.CallID]
+		if ev.Status == session.StatusCompleted {
 			fmt.Fprintf(p.stderr, "✓ %s\n", title)
-		case rpc.ToolStatusFailed:
-			why := ""
-			for _, c := range u.Content {
-				if c.Type == rpc.ToolContentContent && c.Content != nil {
-					why, _, _ = strings.Cut(c.Content.Text, "\n")
-					break
-				}
-			}
-			fmt.Fprintf(p.stderr, "✗ %s: %s\n", title, why)
+			return
 		}
+		why := ""
+		if len(ev.Text) > 0 {
+			why, _, _ = strings.Cut(ev.Text[0], "\n")
+		}
+		fmt.Fprintf(p.stderr, "✗ %s: %s\n", title, why)
 	}
 }
 
@@ -172,20 +169,20 @@ func (p *printer) answer() string {
 // terminalApprover asks y/N on the terminal when one is attached, showing
 // the diff or the command and the justification; without a terminal every
 // request is denied.
-func terminalApprover(stdin io.Reader, stderr io.Writer) tools.Approver {
+func terminalApprover(stdin io.Reader, stderr io.Writer) func(context.Context, *session.ApprovalRequest) (session.Decision, error) {
 	f, ok := stdin.(*os.File)
 	if !ok || !isTerminal(f) {
-		return tools.ApprovalFunc(func(ctx context.Context, req tools.ApprovalRequest) error {
-			return errors.New("not allowed: no terminal to ask for approval (run with a terminal, or choose a preset that allows this)")
-		})
+		return func(ctx context.Context, req *session.ApprovalRequest) (session.Decision, error) {
+			return session.Reject, errors.New("no terminal to ask for approval (run with a terminal, or choose a preset that allows this)")
+		}
 	}
 	var mu sync.Mutex
 	in := bufio.NewReader(f)
-	return tools.ApprovalFunc(func(ctx context.Context, req tools.ApprovalRequest) error {
+	return func(ctx context.Context, req *session.ApprovalRequest) (session.Decision, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(stderr, "\n%s wants to ", req.Tool)
-		if req.Kind == tools.RequestEscalation {
+		if req.Request == tools.RequestEscalation {
 			fmt.Fprintf(stderr, "run a command outside the sandbox:\n  $ %s\n", req.Command)
 		} else {
 			fmt.Fprintf(stderr, "change a file:\n%s\n", req.Diff)
@@ -204,14 +201,14 @@ func terminalApprover(stdin io.Reader, stderr io.Writer) tools.Approver {
 		select {
 		case <-ctx.Done():
 			fmt.Fprintln(stderr)
-			return fmt.Errorf("not allowed: %w", ctx.Err())
+			return session.Reject, ctx.Err()
 		case a := <-answer:
 			if a == "y" || a == "yes" {
-				return nil
+				return session.AllowOnce, nil
 			}
-			return errors.New("not allowed: the user rejected it")
+			return session.Reject, nil
 		}
-	})
+	}
 }
 
 // isTerminal reports whether f is a character device (a terminal).
