@@ -8,6 +8,7 @@ import (
 
 	"github.com/coding-agent/coding-agent/editorsync"
 	"github.com/coding-agent/coding-agent/rpc"
+	"github.com/coding-agent/coding-agent/session/display"
 )
 
 // The ACP adapter's translations: SDK values to rpc's wire types and back.
@@ -127,21 +128,23 @@ type approvalMeta struct {
 }
 
 // wirePermission is the session/request_permission of an approval
-// request: the call's title, kind and arguments, the diff or the command,
-// and the justification (or the policy's reason) as plain text.
+// request: the call's title (one line), kind and arguments, the diff or the
+// command, the policy's reason and the model's justification as plain
+// text, control characters neutralized (package display).
 func wirePermission(req *ApprovalRequest) *rpc.RequestPermissionRequest {
 	var content []rpc.ToolCallContent
 	if c := req.Change; c != nil {
 		content = append(content, rpc.DiffContent(c.Path, c.OldText, c.NewText))
 	}
 	if req.Command != "" {
-		content = append(content, rpc.TextContent("$ "+req.Command))
+		content = append(content, rpc.TextContent("$ "+display.Text(req.Command)))
 	}
-	text := req.Reason
+	// The policy's reason is always shown; the model's justification, when
+	// it gave one, beside it and never instead of it.
+	content = append(content, rpc.TextContent("Policy: "+display.Text(req.Reason)))
 	if req.Justification != "" {
-		text = req.Justification
+		content = append(content, rpc.TextContent("The model's reason: "+display.Text(req.Justification)))
 	}
-	content = append(content, rpc.TextContent(text))
 	meta, _ := json.Marshal(map[string]approvalMeta{"coding-agent": {
 		Justification: req.Justification,
 		Reason:        req.Reason,
@@ -151,7 +154,7 @@ func wirePermission(req *ApprovalRequest) *rpc.RequestPermissionRequest {
 		SessionID: req.SessionID,
 		ToolCall: rpc.ToolCallUpdate{
 			ToolCallID: req.CallID,
-			Title:      req.Title,
+			Title:      display.Title(req.Title),
 			Name:       req.Tool,
 			Kind:       string(req.Kind),
 			Status:     rpc.ToolStatusPending,

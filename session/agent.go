@@ -12,6 +12,7 @@ import (
 
 	"github.com/coding-agent/coding-agent/editorsync"
 	"github.com/coding-agent/coding-agent/rpc"
+	"github.com/coding-agent/coding-agent/session/display"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -57,8 +58,8 @@ func (a *Agent) Close() {
 // agent speaks version 1 whatever the client asks for.
 func (a *Agent) Initialize(ctx context.Context, req *rpc.InitializeRequest) (*rpc.InitializeResponse, error) {
 	st := a.env.reportedSandbox(ctx)
-	// The probe starts once the answer is on its way (see Env.Start).
-	time.AfterFunc(10*time.Millisecond, a.env.startProbe)
+	// The probe starts once the answer has been written (see Env.Start).
+	rpc.AfterAnswer(ctx, a.env.startProbe)
 	return &rpc.InitializeResponse{
 		ProtocolVersion: rpc.ProtocolVersion,
 		AgentInfo:       &rpc.Implementation{Name: "coding-agent", Title: "coding-agent", Version: a.env.Version},
@@ -188,6 +189,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *rpc.LoadSessionRequest) (*
 			continue
 		}
 		n.SessionID = s.ID()
+		oneLineTitles(n.Update) // a journal written before titles were cleaned
 		if err := a.client.SessionUpdate(ctx, &n); err != nil {
 			return nil, err
 		}
@@ -251,7 +253,7 @@ func (a *Agent) ListSessions(ctx context.Context, req *rpc.ListSessionsRequest) 
 			continue
 		}
 		seen[s.ID] = true
-		resp.Sessions = append(resp.Sessions, rpc.SessionInfo{SessionID: s.ID, Cwd: s.Cwd, Title: s.Title, UpdatedAt: s.UpdatedAt, AdditionalDirectories: s.Roots})
+		resp.Sessions = append(resp.Sessions, rpc.SessionInfo{SessionID: s.ID, Cwd: s.Cwd, Title: display.Title(s.Title), UpdatedAt: s.UpdatedAt, AdditionalDirectories: s.Roots})
 	}
 	a.mu.Lock()
 	var live []*agentSession

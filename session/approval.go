@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/coding-agent/coding-agent/session/display"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -84,7 +85,7 @@ func (s *Session) approvalRequest(req tools.ApprovalRequest) *ApprovalRequest {
 		Input:         req.Args,
 	}
 	if t, ok := s.lookupTool(req.Tool); ok {
-		r.Title, r.Kind = tools.CallTitle(t, string(req.Args)), t.Kind()
+		r.Title, r.Kind = display.Title(tools.CallTitle(t, string(req.Args))), t.Kind()
 	}
 	if c := req.Change; c != nil {
 		r.Path = c.Path

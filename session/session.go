@@ -321,6 +321,7 @@ func (s *Session) begin(ctx context.Context) (context.Context, func(), error) {
 
 // emit records an event for replay and publishes it.
 func (s *Session) emit(ev Event) {
+	cleanTitles(ev)
 	s.journal.appendUpdate(s.id, wireUpdate(ev))
 	s.send(ev)
 }
@@ -328,6 +329,7 @@ func (s *Session) emit(ev Event) {
 // send publishes an event without recording it: live progress that a
 // replay does not need.
 func (s *Session) send(ev Event) {
+	cleanTitles(ev)
 	if s.opts.OnEvent != nil {
 		s.opts.OnEvent(ev)
 	}

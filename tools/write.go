@@ -212,6 +212,12 @@ func (m *mutator) mutate(ctx context.Context, call Call, path, justification str
 	if r := protectedReason(abs, canon, m.opts.DataDir); r != "" {
 		return a, &PermissionError{Path: abs, Reason: fmt.Sprintf("%s: %s; nothing was written", m.tool, r)}
 	}
+	// Refused before asking; checked again, and held, at the write.
+	unlock, err := reserveCreate(ctx, m.tool, abs, canon)
+	if err != nil {
+		return a, err
+	}
+	unlock()
 	if unsaved(m.opts.Buffers, abs, canon) {
 		return a, fmt.Errorf("%s: %w", m.tool, errUnsaved(abs))
 	}
@@ -247,14 +253,16 @@ func (m *mutator) mutate(ctx context.Context, call Call, path, justification str
 		return a, nil
 	}
 	a.line = firstChangedLine(a.old, a.new)
-	oldName := abs
+	// The diff names the file really written: the target behind a symlink,
+	// not the path as the model wrote it.
+	oldName := canon
 	if !a.existed {
 		oldName = "/dev/null"
 	}
 	if spans != nil {
-		a.diff = diffSpans(oldName, abs, a.old, a.new, alignSpans(a.old, a.new, spans), maxDiffBytes)
+		a.diff = diffSpans(oldName, canon, a.old, a.new, alignSpans(a.old, a.new, spans), maxDiffBytes)
 	} else {
-		a.diff = unifiedDiff(oldName, abs, a.old, a.new, maxDiffBytes)
+		a.diff = unifiedDiff(oldName, canon, a.old, a.new, maxDiffBytes)
 	}
 
 	mut := mutation{tool: m.tool, call: call, abs: abs, canon: canon, diff: a.diff, justification: justification}
@@ -278,6 +286,10 @@ func (m *mutator) mutate(ctx context.Context, call Call, path, justification str
 		return a, fmt.Errorf("%s: %w", m.tool, err)
 	}
 
+	if unlock, err = reserveCreate(ctx, m.tool, abs, canon); err != nil {
+		return a, err
+	}
+	defer unlock()
 	var made *madeDirs
 	if d == nil {
 		if d, made, err = mkdirAllAt(dir); err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/coding-agent/coding-agent/sandbox"
+	"github.com/coding-agent/coding-agent/session/mcp"
 )
 
 // asMainEnv makes the test binary act as the coding-agent binary, so that
@@ -21,6 +22,7 @@ const asMainEnv = "CODING_AGENT_TEST_AS_MAIN"
 
 func TestMain(m *testing.M) {
 	sandbox.MaybeRunHelper()
+	mcp.MaybeRunSupervisor()
 	if os.Getenv(asMainEnv) == "1" {
 		main()
 		return

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/coding-agent/coding-agent/session"
+	"github.com/coding-agent/coding-agent/session/display"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -73,11 +74,11 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	out := &printer{stderr: stderr}
 	s, err := env.NewSession(session.Options{
-		Cwd:      *cwd,
-		Tools:    names,
-		Preset:   p,
-		OnEvent:  out.event,
-		Approve:  terminalApprover(stdin, stderr),
+		Cwd:     *cwd,
+		Tools:   names,
+		Preset:  p,
+		OnEvent: out.event,
+		Approve: terminalApprover(stdin, stderr),
 	})
 	if err != nil {
 		var pe *session.ParamError
@@ -144,10 +145,10 @@ func (p *printer) event(ev session.Event) {
 			p.titles[ev.CallID] = ev.Title
 		}
 		if ev.Status == session.StatusInProgress {
-			fmt.Fprintf(p.stderr, "→ %s\n", p.titles[ev.CallID])
+			fmt.Fprintf(p.stderr, "→ %s\n", display.Title(p.titles[ev.CallID]))
 		}
 	case *session.ToolCallFinished:
-		title := p.titles[ev.CallID]
+		title := display.Title(p.titles[ev.CallID])
 		if ev.Status == session.StatusCompleted {
 			fmt.Fprintf(p.stderr, "✓ %s\n", title)
 			return
@@ -156,7 +157,7 @@ func (p *printer) event(ev session.Event) {
 		if len(ev.Text) > 0 {
 			why, _, _ = strings.Cut(ev.Text[0], "\n")
 		}
-		fmt.Fprintf(p.stderr, "✗ %s: %s\n", title, why)
+		fmt.Fprintf(p.stderr, "✗ %s: %s\n", title, display.Line(why))
 	}
 }
 
@@ -181,18 +182,7 @@ func terminalApprover(stdin io.Reader, stderr io.Writer) func(context.Context, *
 	return func(ctx context.Context, req *session.ApprovalRequest) (session.Decision, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(stderr, "\n%s wants to ", req.Tool)
-		if req.Request == tools.RequestEscalation {
-			fmt.Fprintf(stderr, "run a command outside the sandbox:\n  $ %s\n", req.Command)
-		} else {
-			fmt.Fprintf(stderr, "change a file:\n%s\n", req.Diff)
-		}
-		if req.Justification != "" {
-			fmt.Fprintf(stderr, "Reason given: %s\n", req.Justification)
-		} else {
-			fmt.Fprintf(stderr, "%s\n", req.Reason)
-		}
-		fmt.Fprint(stderr, "Allow once? [y/N] ")
+		fmt.Fprint(stderr, approvalPrompt(req))
 		answer := make(chan string, 1)
 		go func() {
 			line, _ := in.ReadString('\n')
@@ -215,4 +205,34 @@ func terminalApprover(stdin io.Reader, stderr io.Writer) func(context.Context, *
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// approvalPrompt is what the terminal shows for one approval request. Model
+// and tool text is neutralized (package display) and indented, so that it
+// can neither move the cursor nor draw a line at the left margin where the
+// real question is asked; a file change names the file really written (the
+// target behind a symlink); the policy's reason is always shown, and the
+// model's justification beside it.
+func approvalPrompt(req *session.ApprovalRequest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s wants to ", display.Line(req.Tool))
+	if req.Request == tools.RequestEscalation {
+		b.WriteString("run a command outside the sandbox:\n")
+		b.WriteString(display.Indent(req.Command, "  │ "))
+		b.WriteString("\n")
+	} else {
+		b.WriteString("change a file")
+		if req.Path != "" {
+			fmt.Fprintf(&b, ": %s", display.Line(req.Path))
+		}
+		b.WriteString("\n")
+		b.WriteString(display.Indent(strings.TrimRight(req.Diff, "\n"), "  │ "))
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "Policy: %s\n", display.Line(req.Reason))
+	if req.Justification != "" {
+		fmt.Fprintf(&b, "Reason given by the model:\n%s\n", display.Indent(req.Justification, "  │ "))
+	}
+	b.WriteString("Allow once? [y/N] ")
+	return b.String()
 }
