@@ -5,6 +5,15 @@
 // An [Env] holds what every session of one process shares: the data
 // directory, the logger, the OS sandbox, the mutation queue that serializes
 // edits of one file across sessions, and the store of retained outputs.
+//
+// The SDK speaks in its own terms, not ACP's: a host registers a session
+// handler (Options.OnEvent) that receives [Event]s — message and thought
+// chunks, tool calls started, updated and finished with their diffs and
+// locations, usage, mode and config changes — and an approval handler
+// (Options.Approve) that answers each [ApprovalRequest] with a [Decision].
+// Prompts are [Content] blocks. The ACP adapter ([NewAgent]) is one such
+// host: it translates events to session/update notifications and approval
+// requests to session/request_permission.
 package session
 
 import (
