@@ -40,11 +40,11 @@ func TestJournalOneRecordPerMessage(t *testing.T) {
 	m := &scriptModel{responses: [][]models.Event{evs}}
 	data := t.TempDir()
 	env := &Env{DataDir: data, Getenv: func(string) string { return "" }}
-	s, err := env.NewSession(Options{Cwd: t.TempDir(), Model: m, OnUpdate: func(rpc.SessionUpdate) {}})
+	s, err := env.NewSession(Options{Cwd: t.TempDir(), Model: m, OnEvent: func(Event) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("go")}); err != nil {
+	if _, err := s.Prompt(context.Background(), []Content{Text("go")}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -98,11 +98,11 @@ func TestJournalNoHTMLEscapingAndLargeInputOnce(t *testing.T) {
 	}}
 	data := t.TempDir()
 	env := &Env{DataDir: data, Getenv: func(string) string { return "" }}
-	s, err := env.NewSession(Options{Cwd: t.TempDir(), Model: m, Preset: tools.FullAccess, OnUpdate: func(rpc.SessionUpdate) {}})
+	s, err := env.NewSession(Options{Cwd: t.TempDir(), Model: m, Preset: tools.FullAccess, OnEvent: func(Event) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("write <it>")}); err != nil {
+	if _, err := s.Prompt(context.Background(), []Content{Text("write <it>")}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -131,11 +131,11 @@ func TestJournalLoadsAnyLineSize(t *testing.T) {
 	m := &scriptModel{responses: [][]models.Event{{text(big), done(models.StopEndTurn)}}}
 	data := t.TempDir()
 	env := &Env{DataDir: data, Getenv: func(string) string { return "" }}
-	s, err := env.NewSession(Options{Cwd: t.TempDir(), Model: m, Tools: []string{}, OnUpdate: func(rpc.SessionUpdate) {}})
+	s, err := env.NewSession(Options{Cwd: t.TempDir(), Model: m, Tools: []string{}, OnEvent: func(Event) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("hi")}); err != nil {
+	if _, err := s.Prompt(context.Background(), []Content{Text("hi")}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -166,11 +166,11 @@ func TestJournalSkipsBadRecords(t *testing.T) {
 	cwd := t.TempDir()
 	m := &scriptModel{responses: [][]models.Event{{text("ok"), done(models.StopEndTurn)}}}
 	env := &Env{DataDir: data, Getenv: func(string) string { return "" }}
-	s, err := env.NewSession(Options{Cwd: cwd, Model: m, OnUpdate: func(rpc.SessionUpdate) {}})
+	s, err := env.NewSession(Options{Cwd: cwd, Model: m, OnEvent: func(Event) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("first")}); err != nil {
+	if _, err := s.Prompt(context.Background(), []Content{Text("first")}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -192,7 +192,7 @@ func TestJournalSkipsBadRecords(t *testing.T) {
 	f.Close()
 	var logs bytes.Buffer
 	env2 := &Env{DataDir: data, Logger: slog.New(slog.NewTextHandler(&logs, nil)), Getenv: func(string) string { return "" }}
-	s2, _, err := env2.OpenSession(s.ID(), Options{Cwd: cwd, Model: m, OnUpdate: func(rpc.SessionUpdate) {}})
+	s2, _, err := env2.OpenSession(s.ID(), Options{Cwd: cwd, Model: m, OnEvent: func(Event) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestJournalSkipsBadRecords(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, logs.String())
 		}
 	}
-	if _, err := s2.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("third")}); err != nil {
+	if _, err := s2.Prompt(context.Background(), []Content{Text("third")}); err != nil {
 		t.Fatalf("the next prompt fails: %v", err)
 	}
 	last := m.requests[len(m.requests)-1].Messages
@@ -271,17 +271,17 @@ func TestDeletedDataDirRecreated(t *testing.T) {
 	cwd := t.TempDir()
 	m := &scriptModel{responses: [][]models.Event{{text("ok"), done(models.StopEndTurn)}}}
 	env := &Env{DataDir: data, Getenv: func(string) string { return "" }}
-	s, err := env.NewSession(Options{Cwd: cwd, Model: m, OnUpdate: func(rpc.SessionUpdate) {}})
+	s, err := env.NewSession(Options{Cwd: cwd, Model: m, OnEvent: func(Event) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("first")}); err != nil {
+	if _, err := s.Prompt(context.Background(), []Content{Text("first")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.RemoveAll(data); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("second")}); err != nil {
+	if _, err := s.Prompt(context.Background(), []Content{Text("second")}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

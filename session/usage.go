@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/models"
 )
 
@@ -69,7 +68,7 @@ func (s *Session) recordUsage(info models.Info, u models.Usage, sent int) {
 
 // replayUsage is the usage_update that ends a replay: the state of the
 // latest request, nil when there was none.
-func (s *Session) replayUsage(ctx context.Context) *rpc.UsageUpdate {
+func (s *Session) replayUsage(ctx context.Context) *Usage {
 	s.mu.Lock()
 	st := s.usage
 	m := s.model
@@ -80,10 +79,11 @@ func (s *Session) replayUsage(ctx context.Context) *rpc.UsageUpdate {
 	return usageUpdate(st, s.modelInfo(ctx, m).ContextWindow)
 }
 
-func usageUpdate(st usageState, window int64) *rpc.UsageUpdate {
-	u := &rpc.UsageUpdate{Used: st.last.Context(), Size: window}
+func usageUpdate(st usageState, window int64) *Usage {
+	u := &Usage{Used: st.last.Context(), Size: window}
 	if st.priced {
-		u.Cost = &rpc.Cost{Amount: st.cost, Currency: "USD"}
+		cost := st.cost
+		u.CostUSD = &cost
 	}
 	return u
 }
@@ -153,8 +153,8 @@ func (s *Session) warnUnsaved() {
 	if warned {
 		return
 	}
-	s.send(&rpc.AgentMessageChunk{
-		Content:   rpc.TextBlock(fmt.Sprintf("Warning: this session is not being saved (%v); it cannot be loaded or resumed later.\n\n", s.persistErr)),
+	s.send(&MessageChunk{
 		MessageID: newID("msg"),
+		Text:      fmt.Sprintf("Warning: this session is not being saved (%v); it cannot be loaded or resumed later.\n\n", s.persistErr),
 	})
 }
