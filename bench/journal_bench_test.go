@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session"
 	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/session/models/modeltest"
@@ -173,13 +172,13 @@ func BenchmarkJournal1000Turns(b *testing.B) {
 	data, cwd := b.TempDir(), b.TempDir()
 	os.WriteFile(filepath.Join(cwd, "a.txt"), []byte(strings.Repeat("some text of the file\n", 50)), 0o644)
 	env := &session.Env{DataDir: data, Getenv: func(string) string { return "" }}
-	s, err := env.NewSession(session.Options{Cwd: cwd, Model: m, OnUpdate: func(rpc.SessionUpdate) {}})
+	s, err := env.NewSession(session.Options{Cwd: cwd, Model: m, OnEvent: func(session.Event) {}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	// Each turn's tool call needs an id of its own.
 	for i := range turns {
-		if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock(fmt.Sprintf("turn %d: read a.txt", i))}); err != nil {
+		if _, err := s.Prompt(context.Background(), []session.Content{session.Text(fmt.Sprintf("turn %d: read a.txt", i))}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -207,7 +206,7 @@ func BenchmarkJournal1000Turns(b *testing.B) {
 	for b.Loop() {
 		start := time.Now()
 		env := &session.Env{DataDir: data, Getenv: func(string) string { return "" }}
-		s, _, err := env.OpenSession(id, session.Options{Cwd: cwd, OnUpdate: func(rpc.SessionUpdate) {}})
+		s, _, err := env.OpenSession(id, session.Options{Cwd: cwd, OnEvent: func(session.Event) {}})
 		if err != nil {
 			b.Fatal(err)
 		}
