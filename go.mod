@@ -3,6 +3,7 @@ module github.com/coding-agent/coding-agent
 go 1.26.8
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/fsnotify/fsnotify v1.10.1
 	go.lsp.dev/jsonrpc2 v1.0.1
 	golang.org/x/sys v0.50.0
