@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package bench holds the benchmarks of issue 2: each tool against a
 // baseline on the same machine, with the peak RSS of our process.
 package bench

@@ -1,3 +1,5 @@
+//go:build unix
+
 package bench
 
 import (
@@ -12,12 +14,14 @@ import (
 	"time"
 
 	"github.com/coding-agent/coding-agent/sandbox"
+	"github.com/coding-agent/coding-agent/session/mcp"
 )
 
 // TestMain lets this test binary serve as the sandbox helper: the sandbox
 // re-executes /proc/self/exe.
 func TestMain(m *testing.M) {
 	sandbox.MaybeRunHelper()
+	mcp.MaybeRunSupervisor()
 	os.Exit(m.Run())
 }
 

@@ -195,7 +195,8 @@ func BenchmarkDirectReadThroughput(b *testing.B) {
 func BenchmarkFilesChangedLatency(b *testing.B) {
 	dir := b.TempDir()
 	c := startServer(b, dir)
-	c.call(b, "initialize", map[string]any{"protocolVersion": 1})
+	c.call(b, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{
+		"_meta": map[string]any{"coding-agent": map[string]any{"extensions": true}}}})
 	c.call(b, "session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
 	var times []time.Duration
 	i := 0

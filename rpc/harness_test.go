@@ -216,7 +216,17 @@ func (p *peer) call(method string, params any) wireMsg {
 
 func (p *peer) initialize() {
 	p.t.Helper()
-	m := p.call("initialize", map[string]any{"protocolVersion": 1})
+	p.initializeWith(map[string]any{"protocolVersion": 1})
+}
+
+// optIn is the initialize params of a client that wants every extension.
+var optIn = map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{
+	"_meta": map[string]any{"coding-agent": map[string]any{"extensions": true}},
+}}
+
+func (p *peer) initializeWith(params any) {
+	p.t.Helper()
+	m := p.call("initialize", params)
 	if m.Error != nil {
 		p.t.Fatalf("initialize failed: %s", m.raw)
 	}

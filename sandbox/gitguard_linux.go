@@ -591,8 +591,9 @@ func (g *gitGuard) handle(r *gitReq) {
 	if r.umask >= 0 {
 		unix.Umask(r.umask)
 	}
-	x := &execCall{g: g, r: r}
+	x := &execCall{g: g, r: r, lock: -1}
 	defer closeAll(x.fds)
+	defer x.unlock()
 	if r.isOpen {
 		fd, e := x.open()
 		if e != 0 {
@@ -629,9 +630,10 @@ func (g *gitGuard) sendFD(id uint64, fd int, cloexec bool) {
 
 // execCall performs one call on an executor thread.
 type execCall struct {
-	g   *gitGuard
-	r   *gitReq
-	fds []int
+	g    *gitGuard
+	r    *gitReq
+	fds  []int
+	lock int // a directory mayCreate locked, or -1
 }
 
 // isGitName reports whether name is the protected `.git`, in any case
@@ -677,13 +679,51 @@ func (x *execCall) parent(a pathArg, resolve uint64) (int, string, unix.Errno) {
 	return fd, base, 0
 }
 
-// mayCreate reports whether the name base may be created in dir.
+// mayCreate reports whether the name base may be created in dir: not
+// `.git`, and not the last piece of a repository under another name
+// (repository.go). For a piece, dir stays locked until the call is done,
+// or until mayCreate is asked about the next name.
 func (x *execCall) mayCreate(dir int, base string) bool {
-	if !isGitName(lastName(base)) {
+	x.unlock()
+	name := lastName(base)
+	git, piece := isGitName(name), isRepoPiece(name)
+	if !git && !piece {
 		return true
 	}
 	var st unix.Stat_t
-	return len(x.g.privDevs) > 0 && unix.Fstat(dir, &st) == nil && slices.Contains(x.g.privDevs, st.Dev)
+	if len(x.g.privDevs) > 0 && unix.Fstat(dir, &st) == nil && slices.Contains(x.g.privDevs, st.Dev) {
+		return true // the private tmpfs of the full mode
+	}
+	if git {
+		return false
+	}
+	fd, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	for {
+		// Blocks while another creation of a piece in dir (this command's,
+		// another command's, a file tool's) holds the lock; another
+		// executor serves the command's other calls meanwhile.
+		err = unix.Flock(fd, unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil || completesRepo(name, func(p string) bool { return hasEntry(fd, p) }) {
+		unix.Close(fd)
+		return false
+	}
+	x.lock = fd
+	return true
+}
+
+// unlock releases the lock mayCreate took, if any.
+func (x *execCall) unlock() {
+	if x.lock >= 0 {
+		unix.Close(x.lock)
+		x.lock = -1
+	}
 }
 
 // other performs the calls that return 0 or an error.
@@ -803,8 +843,8 @@ func (x *execCall) open() (int, unix.Errno) {
 	if r.resolve&(unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT) != 0 {
 		// The walk is relative to the caller's root or dirfd: leave it to
 		// openat2, and do not follow a trailing symlink for creation.
-		if isGitName(lastName(r.a.path)) {
-			return -1, unix.EPERM
+		if n := lastName(r.a.path); isGitName(n) || isRepoPiece(n) {
+			return -1, unix.EPERM // no directory here to check or lock
 		}
 		fd, e := one(r.a.dir, r.a.path, flags|unix.O_NOFOLLOW, res)
 		if e != unix.ELOOP || flags&unix.O_NOFOLLOW != 0 || r.resolve&unix.RESOLVE_NO_SYMLINKS != 0 {

@@ -92,6 +92,12 @@ func (g *gitScanner) dir(dir string) (*scannedDir, error) {
 		return nil, fmt.Errorf("sandbox policy: cannot scan %s for .git: %w", dir, err)
 	}
 	d := &scannedDir{fi: fi, gen: g.gen, trusted: readAt.Sub(fi.ModTime()) > racyWindow}
+	if isRepoDir(ents) {
+		// A repository under another name: protected whole, like a .git.
+		d.gits = []gitEntry{{path: dir, repo: true}}
+		g.dirs[dir] = d
+		return d, nil
+	}
 	for _, e := range ents {
 		full := filepath.Join(dir, e.Name())
 		t := e.Type()

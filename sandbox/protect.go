@@ -131,6 +131,30 @@ func canonProtected(p string) (string, bool, error) {
 type gitEntry struct {
 	path   string
 	isFile bool
+	repo   bool // a directory that git takes for a repository (repository.go), not a .git
+}
+
+// isRepoDir reports whether a directory with the entries ents is a git
+// repository by the rule of repository.go.
+func isRepoDir(ents []fs.DirEntry) bool {
+	var n int
+	for _, e := range ents {
+		if isRepoPiece(e.Name()) {
+			n++
+		}
+	}
+	if n < 2 {
+		return false
+	}
+	has := func(p string) bool {
+		for _, e := range ents {
+			if strings.EqualFold(e.Name(), p) {
+				return true
+			}
+		}
+		return false
+	}
+	return completesRepo("", has)
 }
 
 // findGit lists every `.git` entry below root without following symlinks
@@ -148,6 +172,10 @@ func findGit(root string) ([]gitEntry, error) {
 				continue // removed while we looked
 			}
 			return nil, fmt.Errorf("sandbox policy: cannot scan %s for .git: %w", dir, err)
+		}
+		if isRepoDir(ents) {
+			out = append(out, gitEntry{path: dir, repo: true})
+			continue
 		}
 		for _, e := range ents {
 			full := filepath.Join(dir, e.Name())
@@ -232,7 +260,7 @@ func quarantineNewGit(roots, known []string) ([]string, error) {
 			continue
 		}
 		for _, g := range gits {
-			if slices.Contains(known, g.path) || isEmptyDir(g.path) {
+			if g.repo || slices.Contains(known, g.path) || isEmptyDir(g.path) {
 				continue
 			}
 			dst := g.path + quarantineSuffix

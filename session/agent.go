@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/coding-agent/coding-agent/editorsync"
 	"github.com/coding-agent/coding-agent/rpc"
+	"github.com/coding-agent/coding-agent/session/display"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -58,8 +58,8 @@ func (a *Agent) Close() {
 // agent speaks version 1 whatever the client asks for.
 func (a *Agent) Initialize(ctx context.Context, req *rpc.InitializeRequest) (*rpc.InitializeResponse, error) {
 	st := a.env.reportedSandbox(ctx)
-	// The probe starts once the answer is on its way (see Env.Start).
-	time.AfterFunc(10*time.Millisecond, a.env.startProbe)
+	// The probe starts once the answer has been written (see Env.Start).
+	rpc.AfterAnswer(ctx, a.env.startProbe)
 	return &rpc.InitializeResponse{
 		ProtocolVersion: rpc.ProtocolVersion,
 		AgentInfo:       &rpc.Implementation{Name: "coding-agent", Title: "coding-agent", Version: a.env.Version},
@@ -185,7 +185,13 @@ func (a *Agent) LoadSession(ctx context.Context, req *rpc.LoadSessionRequest) (*
 			continue
 		}
 		n.SessionID = s.ID()
+		oneLineTitles(n.Update) // a journal written before titles were cleaned
 		if err := a.client.SessionUpdate(ctx, &n); err != nil {
+			return nil, err
+		}
+	}
+	if u := s.replayUsage(ctx); u != nil {
+		if err := a.client.SessionUpdate(ctx, &rpc.SessionNotification{SessionID: s.ID(), Update: u}); err != nil {
 			return nil, err
 		}
 	}
@@ -243,7 +249,7 @@ func (a *Agent) ListSessions(ctx context.Context, req *rpc.ListSessionsRequest) 
 			continue
 		}
 		seen[s.ID] = true
-		resp.Sessions = append(resp.Sessions, rpc.SessionInfo{SessionID: s.ID, Cwd: s.Cwd, Title: s.Title, UpdatedAt: s.UpdatedAt, AdditionalDirectories: s.Roots})
+		resp.Sessions = append(resp.Sessions, rpc.SessionInfo{SessionID: s.ID, Cwd: s.Cwd, Title: display.Title(s.Title), UpdatedAt: s.UpdatedAt, AdditionalDirectories: s.Roots})
 	}
 	a.mu.Lock()
 	var live []*agentSession
@@ -371,17 +377,9 @@ func (a *Agent) Cancel(ctx context.Context, n *rpc.CancelNotification) {
 
 // ToolsList answers _coding-agent/tools/list.
 func (a *Agent) ToolsList(ctx context.Context, req *rpc.ToolsListRequest) (*rpc.ToolsListResponse, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		dir = "/"
-	}
 	resp := &rpc.ToolsListResponse{}
-	for _, name := range tools.Builtins() {
-		t, err := tools.New(name, dir, tools.Options{})
-		if err != nil {
-			return nil, err
-		}
-		resp.Tools = append(resp.Tools, rpc.ToolInfo{Name: t.Name(), Title: t.Title(), Description: t.Description(), InputSchema: t.Schema()})
+	for _, t := range tools.Specs() {
+		resp.Tools = append(resp.Tools, rpc.ToolInfo{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.Schema})
 	}
 	return resp, nil
 }

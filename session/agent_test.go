@@ -75,7 +75,9 @@ func startAgent(t *testing.T, env *Env) *wireClient {
 			agent.Close()
 		}
 	})
-	c.call("initialize", map[string]any{"protocolVersion": 1}, nil)
+	// The project's own clients implement the extensions and ask for them.
+	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{
+		"_meta": map[string]any{"coding-agent": map[string]any{"extensions": true}}}}, nil)
 	return c
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/coding-agent/coding-agent/rpc"
+	"github.com/coding-agent/coding-agent/session/display"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -38,7 +39,7 @@ func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) error
 	}
 	p := &rpc.RequestPermissionRequest{
 		SessionID: s.id,
-		ToolCall:  permissionToolCall(s.cwd, req),
+		ToolCall:  s.permissionToolCall(req),
 		Options:   permissionOptions,
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.ApprovalTimeout, errApprovalTimeout)
@@ -69,31 +70,37 @@ func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) error
 var errApprovalTimeout = errors.New("approval timed out")
 
 // permissionToolCall is the toolCall of a permission request: the call's
-// title, kind and arguments, the diff or the command, and the justification
-// (or the policy's reason) as plain text.
-func permissionToolCall(cwd string, req tools.ApprovalRequest) rpc.ToolCallUpdate {
+// title (one line), kind and arguments, the diff or the command, the
+// policy's reason and the model's justification as plain text, control
+// characters neutralized (package display).
+func (s *Session) permissionToolCall(req tools.ApprovalRequest) rpc.ToolCallUpdate {
 	var content []rpc.ToolCallContent
 	if c := req.Change; c != nil {
 		content = append(content, rpc.DiffContent(c.Path, c.OldText, c.NewText))
 	}
 	if req.Command != "" {
-		content = append(content, rpc.TextContent("$ "+req.Command))
+		content = append(content, rpc.TextContent("$ "+display.Text(req.Command)))
 	}
-	text := req.Reason
+	// The policy's reason is always shown; the model's justification, when
+	// it gave one, beside it and never instead of it.
+	content = append(content, rpc.TextContent("Policy: "+display.Text(req.Reason)))
 	if req.Justification != "" {
-		text = req.Justification
+		content = append(content, rpc.TextContent("The model's reason: "+display.Text(req.Justification)))
 	}
-	content = append(content, rpc.TextContent(text))
 	meta, _ := json.Marshal(map[string]approvalMeta{"coding-agent": {
 		Justification: req.Justification,
 		Reason:        req.Reason,
 		Request:       req.Kind,
 	}})
+	title, kind := req.Tool, tools.KindOther
+	if t, ok := s.lookupTool(req.Tool); ok {
+		title, kind = tools.CallTitle(t, string(req.Args)), t.Kind()
+	}
 	return rpc.ToolCallUpdate{
 		ToolCallID: req.CallID,
-		Title:      toolTitle(req.Tool, cwd, req.Args),
+		Title:      display.Title(title),
 		Name:       req.Tool,
-		Kind:       toolKind(req.Tool),
+		Kind:       string(kind),
 		Status:     rpc.ToolStatusPending,
 		Content:    content,
 		RawInput:   rawJSON(req.Args),

@@ -22,13 +22,45 @@ const configFile = "config.json"
 //	    "extraWritable": ["~/.cache/go-build", "~/.npm"],
 //	    "envAllow": ["GITHUB_TOKEN"],
 //	    "keepVisible": ["/tmp/.X11-unix"]
-//	  }
+//	  },
+//	  "models": {
+//	    "openai/qwen3-coder": {"contextWindow": 65536, "maxOutputTokens": 8192}
+//	  },
+//	  "compaction": {"reserveTokens": 20000, "keepRecentTokens": 20000}
 //	}
 type Config struct {
 	// Model is the default model as provider/model.
 	Model string `json:"model"`
 	// Sandbox tunes the OS sandbox of bash commands.
 	Sandbox SandboxConfig `json:"sandbox"`
+	// Models describe models by "provider/model": what is given here
+	// wins over what the server reports and the built-in table.
+	Models map[string]ModelConfig `json:"models"`
+	// Compaction tunes when and how a long conversation is summarized.
+	Compaction CompactionConfig `json:"compaction"`
+}
+
+// ModelConfig describes one model's limits.
+type ModelConfig struct {
+	// ContextWindow is the most tokens one request may hold.
+	ContextWindow int64 `json:"contextWindow"`
+	// MaxOutputTokens is the most tokens one response may have.
+	MaxOutputTokens int64 `json:"maxOutputTokens"`
+}
+
+// CompactionConfig tunes compaction. Zero values mean the defaults.
+type CompactionConfig struct {
+	// Disabled turns automatic compaction off (/compact still works, and
+	// a "context too long" error still compacts and retries once).
+	Disabled bool `json:"disabled"`
+	// ReserveTokens is the room kept free in the context window for the
+	// response: a request that would leave less compacts first. Default:
+	// the response budget (at most a quarter of the window) plus 5% of the
+	// window.
+	ReserveTokens int64 `json:"reserveTokens"`
+	// KeepRecentTokens is about how much of the latest conversation stays
+	// verbatim. Default: a quarter of the window, at most 40,000.
+	KeepRecentTokens int64 `json:"keepRecentTokens"`
 }
 
 // SandboxConfig tunes the OS sandbox.
@@ -64,6 +96,20 @@ func loadConfig(dir string) (Config, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	for name, m := range c.Models {
+		if !strings.Contains(name, "/") {
+			return Config{}, fmt.Errorf("%s: models: %q must be provider/model, e.g. openai/%s", path, name, name)
+		}
+		if m.ContextWindow < 0 || m.MaxOutputTokens < 0 {
+			return Config{}, fmt.Errorf("%s: models: %q: token counts must not be negative", path, name)
+		}
+		if m.ContextWindow > 0 && m.MaxOutputTokens >= m.ContextWindow {
+			return Config{}, fmt.Errorf("%s: models: %q: maxOutputTokens (%d) must be smaller than contextWindow (%d)", path, name, m.MaxOutputTokens, m.ContextWindow)
+		}
+	}
+	if c.Compaction.ReserveTokens < 0 || c.Compaction.KeepRecentTokens < 0 {
+		return Config{}, fmt.Errorf("%s: compaction: token counts must not be negative", path)
 	}
 	for _, list := range [][]string{c.Sandbox.ExtraWritable, c.Sandbox.KeepVisible} {
 		for i, p := range list {

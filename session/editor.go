@@ -55,15 +55,18 @@ func (s *Session) buffers() tools.Buffers {
 	return nil
 }
 
-// watchCall brackets a tool call for attribution; for bash it also records
-// the files the command changes, so that they can be shown as diffs. The
-// returned function ends the call and returns those diffs.
-func (s *Session) watchCall(ctx context.Context, id, name string) func() []editorsync.FileDiff {
+// watchCall brackets a tool call for attribution. For a tool that runs
+// commands (kind execute: bash), which change files without reporting
+// them, it also records the files the call changes, so that they can be
+// shown as diffs. The returned function ends the call and returns those
+// diffs.
+func (s *Session) watchCall(ctx context.Context, id string, t tools.Tool) func() []editorsync.FileDiff {
 	if s.sync == nil {
 		return func() []editorsync.FileDiff { return nil }
 	}
-	s.sync.BeginCall(id, name)
-	if name == "bash" {
+	track := t.Kind() == tools.KindExecute
+	s.sync.BeginCall(id, t.Name())
+	if track {
 		s.sync.TrackCall(id)
 	}
 	return func() []editorsync.FileDiff {
@@ -72,7 +75,7 @@ func (s *Session) watchCall(ctx context.Context, id, name string) func() []edito
 		// grace period keeps a change made right after it external.
 		s.sync.Barrier(ctx)
 		s.sync.FinishCall(id)
-		if name != "bash" {
+		if !track {
 			return nil
 		}
 		return s.sync.CallDiffs(id, editorsync.DiffLimits{})

@@ -9,9 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/models"
@@ -67,14 +65,20 @@ func (s *Session) Prompt(ctx context.Context, prompt []rpc.ContentBlock) (string
 		s.emit(&rpc.UserMessageChunk{Content: b, MessageID: msgID})
 	}
 	s.appendHistory(user)
-	specs := s.toolSpecs()
+	set := s.toolSet()
+	specs := toolSpecs(set)
 	system := s.systemPrompt(specs)
 	for range s.maxTurnRequests() {
 		if ctx.Err() != nil {
 			return rpc.StopCancelled, nil
 		}
-		t := &turn{s: s, ctx: ctx, msgID: newID("msg")}
-		stop, err := t.stream(model, models.Request{System: system, Messages: s.History(), Tools: specs})
+		t := &turn{s: s, ctx: ctx, tools: set, msgID: newID("msg")}
+		info := s.modelInfo(ctx, model)
+		req := models.Request{System: system, Messages: s.History(), Tools: specs}
+		stop, err := t.stream(model, req)
+		if err == nil {
+			s.accountRequest(info, t, req)
+		}
 		if ctx.Err() != nil {
 			t.failPending("cancelled")
 			s.appendHistory(t.assistant())
@@ -96,7 +100,7 @@ func (s *Session) Prompt(ctx context.Context, prompt []rpc.ContentBlock) (string
 				results.Parts = append(results.Parts, toolResult(c.id, "The user cancelled before this tool call ran.", true))
 				continue
 			}
-			res := s.modelToolCall(ctx, c)
+			res := s.modelToolCall(ctx, set, c)
 			results.Parts = append(results.Parts, toolResult(c.id, resultText(res), res.IsError))
 		}
 		s.appendHistory(results)
@@ -122,6 +126,7 @@ func acpStop(stop string) string {
 type turn struct {
 	s        *Session
 	ctx      context.Context
+	tools    *tools.Set
 	msgID    string
 	thinkID  string
 	text     strings.Builder
@@ -129,12 +134,16 @@ type turn struct {
 	sig      string
 	calls    []*pendingCall
 	byIndex  map[int]*pendingCall
+	usage    models.Usage
+	gotUsage bool
 }
 
 // pendingCall is a tool call the model is emitting.
 type pendingCall struct {
 	id, name string
+	tool     tools.Tool // nil when the session has no such tool
 	args     strings.Builder
+	titler   tools.Titler
 	title    string
 	finished bool
 }
@@ -164,17 +173,22 @@ func (t *turn) stream(model models.Model, req models.Request) (string, error) {
 			if c.id == "" {
 				c.id = newID("call")
 			}
-			c.title = toolTitle(c.name, t.s.cwd, nil)
+			kind := tools.KindOther
+			c.titler = tools.StaticTitle(c.name)
+			if tool, ok := t.tools.Lookup(c.name); ok {
+				c.tool, c.titler, kind = tool, tool.NewTitler(), tool.Kind()
+			}
+			c.title = c.titler.Feed("")
 			t.calls = append(t.calls, c)
 			t.byIndex[ev.Index] = c
-			t.s.emit(&rpc.ToolCall{ToolCallID: c.id, Title: c.title, Name: c.name, Kind: toolKind(c.name), Status: rpc.ToolStatusPending})
+			t.s.emit(&rpc.ToolCall{ToolCallID: c.id, Title: c.title, Name: c.name, Kind: string(kind), Status: rpc.ToolStatusPending})
 		case models.EventToolDelta:
 			c := t.byIndex[ev.Index]
 			if c == nil {
 				return
 			}
 			c.args.WriteString(ev.ArgsDelta)
-			if title := toolTitle(c.name, t.s.cwd, json.RawMessage(c.args.String())); title != c.title {
+			if title := c.titler.Feed(ev.ArgsDelta); title != c.title {
 				c.title = title
 				t.s.emit(&rpc.ToolCallUpdate{ToolCallID: c.id, Title: title})
 			}
@@ -183,10 +197,7 @@ func (t *turn) stream(model models.Model, req models.Request) (string, error) {
 				c.finished = true
 			}
 		case models.EventUsage:
-			used := ev.Usage.InputTokens + ev.Usage.OutputTokens
-			if used > 0 {
-				t.s.emit(&rpc.UsageUpdate{Used: used, Size: ev.Usage.ContextWindow})
-			}
+			t.usage, t.gotUsage = ev.Usage, true
 		case models.EventDone:
 			stop = ev.StopReason
 		}
@@ -240,10 +251,12 @@ func argsOrEmpty(s string) json.RawMessage {
 }
 
 // modelToolCall validates and runs one tool call of the model, in order.
-func (s *Session) modelToolCall(ctx context.Context, c *pendingCall) tools.Result {
+// The call was announced (pending) while it streamed; an unknown tool or
+// invalid arguments fail it without dispatching it.
+func (s *Session) modelToolCall(ctx context.Context, set *tools.Set, c *pendingCall) tools.Result {
 	args := json.RawMessage(c.args.String())
-	if !slices.Contains(s.tools, c.name) {
-		res := tools.ErrorResult(fmt.Errorf("unknown tool %q: this session's tools are %s", c.name, strings.Join(s.tools, ", ")))
+	if c.tool == nil {
+		res := tools.ErrorResult(fmt.Errorf("unknown tool %q: this session's tools are %s", c.name, strings.Join(set.Names(), ", ")))
 		s.emit(finalUpdate(c.id, argsOrEmpty(c.args.String()), res, nil))
 		return res
 	}
@@ -252,7 +265,7 @@ func (s *Session) modelToolCall(ctx context.Context, c *pendingCall) tools.Resul
 		s.emit(finalUpdate(c.id, argsOrEmpty(c.args.String()), res, nil))
 		return res
 	}
-	return s.runTool(ctx, c.id, c.name, args)
+	return s.dispatch(ctx, c.id, c.tool, args)
 }
 
 func toolResult(id, text string, isError bool) models.Part {
@@ -309,14 +322,10 @@ func userMessage(prompt []rpc.ContentBlock) (models.Message, error) {
 	return m, nil
 }
 
-// toolSpecs describes the session's tools to the model.
-func (s *Session) toolSpecs() []models.ToolSpec {
+// toolSpecs describes a tool set to the model.
+func toolSpecs(set *tools.Set) []models.ToolSpec {
 	var specs []models.ToolSpec
-	for _, name := range s.tools {
-		t, err := tools.New(name, s.cwd, tools.Options{})
-		if err != nil {
-			continue
-		}
+	for _, t := range set.Tools() {
 		specs = append(specs, models.ToolSpec{Name: t.Name(), Description: t.Description(), Schema: t.Schema()})
 	}
 	return specs
@@ -328,7 +337,7 @@ func (s *Session) systemPrompt(specs []models.ToolSpec) string {
 	var b strings.Builder
 	b.WriteString("You are coding-agent, a coding assistant that works in the user's project through tools. ")
 	b.WriteString("Be direct and precise. Read before you change; prefer small, exact edits; check your work.\n")
-	if len(s.tools) == 0 {
+	if len(specs) == 0 {
 		b.WriteString("\nYou have no tools in this session: answer from the conversation alone.\n")
 	} else {
 		b.WriteString("\n# Tools\n")
@@ -345,7 +354,10 @@ func (s *Session) systemPrompt(specs []models.ToolSpec) string {
 		fmt.Fprintf(&b, "- Additional directories: %s\n", strings.Join(s.roots[1:], ", "))
 	}
 	fmt.Fprintf(&b, "- OS: %s/%s\n", runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(&b, "- Date: %s\n", time.Now().Format("2006-01-02"))
+	// The session's start date, not today's: the system prompt is the
+	// start of every request's cached prefix, so nothing in it may change
+	// from one request to the next.
+	fmt.Fprintf(&b, "- Date the session started: %s\n", s.created.Local().Format("2006-01-02"))
 	fmt.Fprintf(&b, "- Permission preset: %s (%s)\n", s.Preset(), presetSummary(s.Preset()))
 	if md := readAgentsMD(s.cwd); md != "" {
 		b.WriteString("\n# Project instructions (AGENTS.md)\n\n")

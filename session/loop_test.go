@@ -206,6 +206,49 @@ func TestPromptValidationFailureNotDispatched(t *testing.T) {
 	}
 }
 
+// TestInvalidCallNeverInProgress checks issue 10 #2: a call the session
+// refuses (unknown tool, cut or invalid arguments, a rule of the tool) goes
+// pending → failed with the error returned to the model, and is never
+// in_progress.
+func TestInvalidCallNeverInProgress(t *testing.T) {
+	for _, test := range []struct {
+		name, tool, args, want string
+	}{
+		{"unknown tool", "rm", `{"path":"x"}`, "unknown tool"},
+		{"cut arguments", "write", `{"path":"x.txt","content":"ab`, "not a complete JSON object"},
+		{"schema", "write", `{"path":"x.txt"}`, "content"},
+		{"wrong type", "read", `{"path":7}`, "/path"},
+		{"unknown member", "edit", `{"path":"x.txt","edits":[{"oldText":"a","newText":"b"}],"force":true}`, "force"},
+		{"blank command", "bash", `{"command":"   "}`, "must not be blank"},
+		{"escalation without justification", "bash", `{"command":"touch x.txt","sandbox_permissions":"require_escalated"}`, "justification"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			m := &scriptModel{responses: [][]models.Event{
+				concat(toolCall(0, "call_1", test.tool, test.args), []models.Event{done(models.StopToolUse)}),
+				{text("Sorry."), done(models.StopEndTurn)},
+			}}
+			s, rec := newTestSession(t, m, Options{Preset: tools.FullAccess})
+			if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("go")}); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"tool_call call_1 pending", "update call_1 failed"}
+			if got := trace(rec.all()); strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Errorf("updates %q, want %q", got, want)
+			}
+			if _, err := os.Stat(filepath.Join(s.Cwd(), "x.txt")); err == nil {
+				t.Error("the invalid call was dispatched: x.txt exists")
+			}
+			if len(m.requests) != 2 {
+				t.Fatalf("%d model requests, want 2", len(m.requests))
+			}
+			res := m.requests[1].Messages[2].Parts[0]
+			if !res.IsError || !strings.Contains(res.Text, test.want) {
+				t.Errorf("the model got %+v, want an error naming %q", res, test.want)
+			}
+		})
+	}
+}
+
 func TestPromptTitleFollowsStreamedArguments(t *testing.T) {
 	m := &scriptModel{responses: [][]models.Event{
 		concat(toolCall(0, "call_1", "bash", `{"comm`, `and":"go te`, `st ./...\nmore"}`), []models.Event{done(models.StopToolUse)}),

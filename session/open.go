@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -44,6 +45,15 @@ func (e *Env) OpenSession(id string, opts Options) (*Session, []json.RawMessage,
 		return nil, nil, err
 	}
 	sess.history = s.messages
+	if !s.meta.CreatedAt.IsZero() {
+		sess.created = s.meta.CreatedAt
+	}
+	if u := s.usage; u != nil && u.Messages <= len(s.messages) {
+		sess.usage = usageState{
+			last:  models.Usage{InputTokens: u.Input, CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite, OutputTokens: u.Output},
+			known: true, sent: u.Messages, cost: u.CostUSD, priced: u.CostUSD > 0,
+		}
+	}
 	j, err := st.open(id)
 	if err != nil {
 		return nil, nil, err

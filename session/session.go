@@ -73,17 +73,20 @@ type Session struct {
 	id    string
 	cwd   string
 	roots []string // cwd first, then additional directories
-	tools []string
+	tools []string // the names of the built-in tools
 	opts  Options
 
+	created time.Time        // the date in the system prompt, stable for the session
 	journal *journal         // nil when sessions are not persisted
 	sync    *editorsync.Sync // nil without editor sync
 
 	// mu guards the fields below.
 	mu        sync.Mutex
 	preset    tools.Preset
+	toolset   *tools.Set // built for preset
 	model     models.Model
 	history   []models.Message
+	usage     usageState
 	prompting bool
 	closed    bool
 	// turn is cancelled by Cancel: it ends every operation in flight, and
@@ -138,8 +141,12 @@ func (e *Env) NewSession(opts Options) (*Session, error) {
 	if opts.Model == nil {
 		opts.Model = e.defaultModel()
 	}
-	s := &Session{env: e, id: opts.id, cwd: cwd, roots: roots, tools: names, opts: opts, preset: preset, model: opts.Model}
+	s := &Session{env: e, id: opts.id, cwd: cwd, roots: roots, tools: names, opts: opts, preset: preset, model: opts.Model, created: time.Now()}
 	if err := s.startSync(); err != nil {
+		return nil, err
+	}
+	if s.toolset, err = s.buildTools(preset); err != nil {
+		s.closeSync()
 		return nil, err
 	}
 	if s.id == "" {
@@ -189,12 +196,44 @@ func (s *Session) SetPreset(p tools.Preset) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	changed := s.preset != p
-	s.preset = p
 	if changed {
+		set, err := s.buildTools(p)
+		if err != nil {
+			return false, err
+		}
+		s.preset, s.toolset = p, set
 		s.journal.append(record{Type: recPreset, Preset: string(p)})
 	}
 	return changed, nil
 }
+
+// buildTools builds the session's tool set for preset: the tools share the
+// environment's mutation queue and output store and the session's roots,
+// approver and editor buffers. Calls in flight keep the tools they
+// started with.
+func (s *Session) buildTools(preset tools.Preset) (*tools.Set, error) {
+	opts := s.env.toolOptions(preset, s.roots[1:])
+	opts.Approver = s.opts.Approver
+	if opts.Approver == nil {
+		opts.Approver = &approver{s: s}
+	}
+	opts.Buffers = s.buffers()
+	ts, err := tools.Build(s.tools, s.cwd, opts)
+	if err != nil {
+		return nil, err
+	}
+	return tools.NewSet(ts...)
+}
+
+// toolSet returns the current tool set.
+func (s *Session) toolSet() *tools.Set {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.toolset
+}
+
+// lookupTool returns the session's tool called name.
+func (s *Session) lookupTool(name string) (tools.Tool, bool) { return s.toolSet().Lookup(name) }
 
 // Model returns the session's model, nil if none.
 func (s *Session) Model() models.Model {
@@ -284,6 +323,7 @@ func (s *Session) begin(ctx context.Context) (context.Context, func(), error) {
 
 // emit sends an update to the host and records it for replay.
 func (s *Session) emit(u rpc.SessionUpdate) {
+	oneLineTitles(u)
 	s.journal.appendUpdate(s.id, u)
 	s.send(u)
 }
@@ -291,6 +331,7 @@ func (s *Session) emit(u rpc.SessionUpdate) {
 // send sends an update to the host without recording it: live progress
 // that a replay does not need.
 func (s *Session) send(u rpc.SessionUpdate) {
+	oneLineTitles(u)
 	if s.opts.OnUpdate != nil {
 		s.opts.OnUpdate(u)
 	}
@@ -301,11 +342,12 @@ func (s *Session) send(u rpc.SessionUpdate) {
 // the same tool_call / tool_call_update updates. A tool that is not enabled
 // is a *ParamError; a failed tool is a result with IsError.
 func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage) (tools.Result, error) {
-	if !slices.Contains(s.tools, name) {
+	t, ok := s.lookupTool(name)
+	if !ok {
 		if _, err := tools.Select([]string{name}); err != nil {
 			return tools.Result{}, &ParamError{Field: "name", Msg: err.Error()}
 		}
-		return tools.Result{}, &ParamError{Field: "name", Msg: fmt.Sprintf("tool %q is not enabled in this session (enabled: %s)", name, strings.Join(s.tools, ", "))}
+		return tools.Result{}, &ParamError{Field: "name", Msg: fmt.Sprintf("tool %q is not enabled in this session (enabled: %s)", name, strings.Join(s.toolSet().Names(), ", "))}
 	}
 	ctx, done, err := s.begin(ctx)
 	if err != nil {
@@ -315,40 +357,41 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 	id := newID("call")
 	s.emit(&rpc.ToolCall{
 		ToolCallID: id,
-		Title:      toolTitle(name, s.cwd, args),
+		Title:      tools.CallTitle(t, string(args)),
 		Name:       name,
-		Kind:       toolKind(name),
+		Kind:       string(t.Kind()),
 		Status:     rpc.ToolStatusPending,
 		RawInput:   rawJSON(args),
 	})
-	return s.runTool(ctx, id, name, args), nil
+	return s.dispatch(ctx, id, t, args), nil
 }
 
-// runTool executes a tool call that was announced with a tool_call update
-// and reports its progress and outcome as tool_call_updates.
-func (s *Session) runTool(ctx context.Context, id, name string, args json.RawMessage) tools.Result {
-	opts := s.env.toolOptions(s.Preset(), s.roots[1:])
-	opts.Approver = s.opts.Approver
-	if opts.Approver == nil {
-		opts.Approver = &approver{s: s}
-	}
-	opts.Buffers = s.buffers()
-	t, err := tools.New(name, s.cwd, opts)
+// dispatch validates the arguments of a call that was announced with a
+// tool_call update (pending), then runs it. An invalid call goes from
+// pending to failed, with the error as its result; it never starts.
+func (s *Session) dispatch(ctx context.Context, id string, t tools.Tool, args json.RawMessage) tools.Result {
+	in, err := t.Validate(args)
 	if err != nil {
 		res := tools.ErrorResult(err)
-		s.emit(finalUpdate(id, args, res, nil))
+		s.emit(finalUpdate(id, rawJSON(args), res, nil))
 		return res
 	}
+	return s.runTool(ctx, id, t, args, in)
+}
+
+// runTool executes a validated tool call and reports its progress and
+// outcome as tool_call_updates.
+func (s *Session) runTool(ctx context.Context, id string, t tools.Tool, args json.RawMessage, in any) tools.Result {
 	s.emit(&rpc.ToolCallUpdate{ToolCallID: id, Status: rpc.ToolStatusInProgress})
-	endCall := s.watchCall(ctx, id, name)
-	res := tools.Run(ctx, t, tools.Call{ID: id, Args: args, Progress: func(p tools.Progress) {
+	endCall := s.watchCall(ctx, id, t)
+	res := tools.Run(ctx, t, tools.Call{ID: id, Args: args, Input: in, Progress: func(p tools.Progress) {
 		s.send(&rpc.ToolCallUpdate{ToolCallID: id, Content: []rpc.ToolCallContent{rpc.TextContent(p.Tail)}})
 	}})
 	if s.sync != nil {
 		// Our own writes stay attributed to this call even when the
 		// watcher sees them after the call ended.
 		for _, ch := range res.Changes {
-			s.sync.RecordWrite(ch.Path, sha256Hex(ch.NewText), id, name)
+			s.sync.RecordWrite(ch.Path, sha256Hex(ch.NewText), id, t.Name())
 		}
 	}
 	diffs := endCall()

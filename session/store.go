@@ -18,6 +18,7 @@ import (
 
 	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/models"
+	"github.com/coding-agent/coding-agent/tools"
 )
 
 // Sessions persist as append-only JSONL files, one per session, in
@@ -33,6 +34,7 @@ const (
 	recUpdate  = "update"
 	recMessage = "message"
 	recPreset  = "preset"
+	recUsage   = "usage"
 )
 
 // record is one line of a session file.
@@ -43,6 +45,7 @@ type record struct {
 	Update  json.RawMessage `json:"update,omitempty"` // a session/update notification
 	Message *models.Message `json:"message,omitempty"`
 	Preset  string          `json:"preset,omitempty"`
+	Usage   *usageRecord    `json:"usage,omitempty"`
 }
 
 // sessionMeta is what the first record says about a session.
@@ -56,7 +59,7 @@ type sessionMeta struct {
 }
 
 func (s *Session) meta() sessionMeta {
-	return sessionMeta{ID: s.id, Cwd: s.cwd, Roots: s.roots[1:], Tools: s.tools, Preset: string(s.preset), CreatedAt: time.Now().UTC()}
+	return sessionMeta{ID: s.id, Cwd: s.cwd, Roots: s.roots[1:], Tools: s.tools, Preset: string(s.preset), CreatedAt: s.created.UTC()}
 }
 
 // validID matches the ids this package makes; anything else cannot name a
@@ -112,6 +115,7 @@ type stored struct {
 	preset   string
 	updated  time.Time
 	title    string
+	usage    *usageRecord // the latest
 }
 
 // errNotStored reports a session id with no file.
@@ -173,6 +177,8 @@ func (st *store) read(r io.Reader, id string, full bool) (*stored, error) {
 			}
 		case recPreset:
 			s.preset = rec.Preset
+		case recUsage:
+			s.usage = rec.Usage
 		}
 	}
 	if s == nil {
@@ -186,7 +192,7 @@ func titleOf(m models.Message) string {
 	for _, p := range m.Parts {
 		if p.Kind == models.PartText {
 			t, _, _ := strings.Cut(strings.TrimSpace(p.Text), "\n")
-			return shorten(t, 80)
+			return tools.Shorten(t, 80)
 		}
 	}
 	return ""

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
+	"time"
 )
 
 // umask reads the process umask without changing it.
@@ -34,13 +34,6 @@ func umask(t *testing.T) os.FileMode {
 	}
 	t.Skip("no Umask in /proc/self/status")
 	return 0
-}
-
-func mkfifo(t *testing.T, path string) {
-	t.Helper()
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestWriteFileAtomicModes(t *testing.T) {
@@ -117,14 +110,15 @@ func TestWriteFileAtomicRefusesNonRegular(t *testing.T) {
 
 func TestMkdirAllRemovable(t *testing.T) {
 	dir := t.TempDir()
-	created, err := mkdirAll(filepath.Join(dir, "a", "b", "c"))
+	d, made, err := mkdirAllAt(filepath.Join(dir, "a", "b", "c"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(created) != 3 {
-		t.Fatalf("created %v", created)
+	defer made.close()
+	if len(made.names) != 3 || d.path != filepath.Join(dir, "a", "b", "c") {
+		t.Fatalf("created %v, handle %s", made.names, d.path)
 	}
-	removeDirs(created)
+	made.undo()
 	if _, err := os.Stat(filepath.Join(dir, "a")); err == nil {
 		t.Fatal("created directories not removed")
 	}
@@ -196,13 +190,107 @@ func TestWriteKilledMidWrite(t *testing.T) {
 		if !bytes.Equal(got, a) && !bytes.Equal(got, b) {
 			t.Fatalf("round %d: target holds %d bytes that are neither the old nor the new content", round, len(got))
 		}
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			if strings.Contains(e.Name(), ".tmp-") {
-				midWrite++
-				os.Remove(filepath.Join(dir, e.Name()))
-			}
+		midWrite = len(temps(t, dir))
+	}
+	t.Logf("%d temp files left by 4 kills", midWrite)
+
+	// The next mutation in the directory, once they are stale, sweeps
+	// them: only them.
+	putFile(t, filepath.Join(dir, ".notes.tmp-keepme"), "mine")
+	w := newWrite(t, dir, Options{})
+	w.m.sweeper.now = func() time.Time { return time.Now().Add(staleTempAge + time.Minute) }
+	if _, err := execTool(t, w, map[string]any{"path": "other.txt", "content": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if left := temps(t, dir); len(left) != 1 || left[0] != ".notes.tmp-keepme" {
+		t.Fatalf("after the sweep: %v", left)
+	}
+	if got, _ := os.ReadFile(p); !bytes.Equal(got, a) && !bytes.Equal(got, b) {
+		t.Fatal("the sweep damaged the target")
+	}
+}
+
+// temps lists the names in dir that contain ".tmp-".
+func temps(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			out = append(out, e.Name())
 		}
 	}
-	t.Logf("%d of 4 kills hit a write in progress", midWrite)
+	return out
+}
+
+// TestSweepStaleTemps checks what a mutation sweeps from its directory:
+// only regular files named like its temp files and unmodified for
+// staleTempAge, at most once per directory per staleTempAge.
+func TestSweepStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	old := now.Add(-staleTempAge - time.Second)
+	for _, f := range []struct {
+		name  string
+		mtime time.Time
+	}{
+		{".a.txt.tmp-0123456789ab", old},     // stale: swept
+		{".b.tmp-abcdefabcdef", old},         // stale: swept
+		{".young.tmp-0123456789ab", now},     // a write in progress: kept
+		{".a.txt.tmp-0123456789AB", old},     // not our pattern (upper case): kept
+		{".a.txt.tmp-0123456789a", old},      // too short: kept
+		{"a.txt.tmp-0123456789ab", old},      // no leading dot: kept
+		{".a.txt.tmp-0123456789abc", old},    // too long: kept
+		{"x/.a.txt.tmp-0123456789ab", old},   // another directory: kept
+		{".dir.tmp-0123456789ab/keep", old},  // a directory: kept
+		{".a.txt.tmp-0123456789ab.bak", old}, // kept
+	} {
+		p := filepath.Join(dir, f.name)
+		putFile(t, p, "x")
+		if err := os.Chtimes(p, f.mtime, f.mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chtimes(filepath.Join(dir, ".dir.tmp-0123456789ab"), old, old)
+	outside := filepath.Join(t.TempDir(), "target")
+	putFile(t, outside, "outside")
+	os.Chtimes(outside, old, old)
+	if err := os.Symlink(outside, filepath.Join(dir, ".link.tmp-0123456789ab")); err != nil {
+		t.Fatal(err)
+	}
+	w := newWrite(t, dir, Options{})
+	clock := now
+	w.m.sweeper.now = func() time.Time { return clock }
+	if _, err := execTool(t, w, map[string]any{"path": "a.txt", "content": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	got := temps(t, dir)
+	want := []string{".a.txt.tmp-0123456789AB", ".a.txt.tmp-0123456789a", ".a.txt.tmp-0123456789ab.bak",
+		".a.txt.tmp-0123456789abc", ".dir.tmp-0123456789ab", ".link.tmp-0123456789ab", ".young.tmp-0123456789ab", "a.txt.tmp-0123456789ab"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("left %v\nwant %v", got, want)
+	}
+	if readBack(t, filepath.Join(dir, "x", ".a.txt.tmp-0123456789ab")) != "x" || readBack(t, outside) != "outside" {
+		t.Fatal("swept outside the directory")
+	}
+	// Once swept, the directory is not listed again until staleTempAge
+	// has passed.
+	young := filepath.Join(dir, ".young.tmp-0123456789ab")
+	os.Chtimes(young, old, old)
+	if _, err := execTool(t, w, map[string]any{"path": "a.txt", "content": "2"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Fatal("swept twice within staleTempAge")
+	}
+	clock = now.Add(staleTempAge)
+	if _, err := execTool(t, w, map[string]any{"path": "a.txt", "content": "3"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(young); err == nil {
+		t.Fatal("not swept again after staleTempAge")
+	}
 }

@@ -161,6 +161,30 @@ func (b *Bash) Description() string { return bashDescription }
 // Schema is the JSON Schema of the arguments.
 func (b *Bash) Schema() json.RawMessage { return json.RawMessage(bashSchema) }
 
+// Kind returns [KindExecute].
+func (b *Bash) Kind() Kind { return KindExecute }
+
+// NewTitler returns the title of a bash call: "Bash · <command>", the
+// command's first line cut to 80 characters.
+func (b *Bash) NewTitler() Titler { return commandTitle() }
+
+// Validate checks and decodes bash's arguments: the schema, a command that
+// is not blank, and a justification for an escalation.
+func (b *Bash) Validate(raw json.RawMessage) (any, error) {
+	var args bashArgs
+	if err := b.v.decode(raw, &args); err != nil {
+		return nil, err
+	}
+	if args.SandboxPermissions == "require_escalated" && strings.TrimSpace(args.Justification) == "" {
+		return nil, &ValidationError{Tool: "bash", Field: "/justification",
+			Rule: "required and non-empty when sandbox_permissions is require_escalated"}
+	}
+	if strings.TrimSpace(args.Command) == "" {
+		return nil, &ValidationError{Tool: "bash", Field: "/command", Rule: "must not be blank"}
+	}
+	return &args, nil
+}
+
 // runMode says how a command runs.
 type runMode int
 
@@ -175,18 +199,12 @@ const (
 // non-zero exit, a signal or a timeout); a refused or cancelled call
 // returns an error.
 func (b *Bash) Execute(ctx context.Context, call Call) (Result, error) {
-	var args bashArgs
-	if err := b.v.decode(call.Args, &args); err != nil {
+	in, err := input[*bashArgs](call, b.Validate)
+	if err != nil {
 		return Result{}, err
 	}
+	args := *in
 	escalate := args.SandboxPermissions == "require_escalated"
-	if escalate && strings.TrimSpace(args.Justification) == "" {
-		return Result{}, &ValidationError{Tool: "bash", Field: "/justification",
-			Rule: "required and non-empty when sandbox_permissions is require_escalated"}
-	}
-	if strings.TrimSpace(args.Command) == "" {
-		return Result{}, &ValidationError{Tool: "bash", Field: "/command", Rule: "must not be blank"}
-	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("bash: cancelled before the command started: %w", err)
 	}

@@ -83,6 +83,21 @@ func (*Edit) Description() string { return editDescription }
 // Schema returns the JSON Schema of edit's arguments.
 func (*Edit) Schema() json.RawMessage { return json.RawMessage(editSchema) }
 
+// Kind returns [KindEdit].
+func (*Edit) Kind() Kind { return KindEdit }
+
+// NewTitler returns the title of an edit call: "Edit <path>".
+func (t *Edit) NewTitler() Titler { return pathTitle("Edit", t.m.cwd) }
+
+// Validate checks and decodes edit's arguments.
+func (t *Edit) Validate(args json.RawMessage) (any, error) {
+	var a editArgs
+	if err := t.v.decode(args, &a); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
 type editArgs struct {
 	Path  string `json:"path"`
 	Edits []struct {
@@ -103,10 +118,11 @@ const utf8BOM = "\ufeff"
 
 // Execute applies the edits of call.Args to the file, all or none.
 func (t *Edit) Execute(ctx context.Context, call Call) (Result, error) {
-	var args editArgs
-	if err := t.v.decode(call.Args, &args); err != nil {
+	in, err := input[*editArgs](call, t.Validate)
+	if err != nil {
 		return Result{}, err
 	}
+	args := *in
 	a, err := t.m.mutate(ctx, call, args.Path, args.Justification, func(abs, old string, exists bool) (string, []span, error) {
 		if !exists {
 			return "", nil, fmt.Errorf("%s does not exist; use write to create a file", abs)

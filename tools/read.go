@@ -77,6 +77,21 @@ func (*Read) Description() string { return readDescription }
 // Schema returns the JSON Schema of read's arguments.
 func (*Read) Schema() json.RawMessage { return json.RawMessage(readSchema) }
 
+// Kind returns [KindRead].
+func (*Read) Kind() Kind { return KindRead }
+
+// NewTitler returns the title of a read call: "Read <path>".
+func (t *Read) NewTitler() Titler { return pathTitle("Read", t.cwd) }
+
+// Validate checks and decodes read's arguments.
+func (t *Read) Validate(args json.RawMessage) (any, error) {
+	var a readArgs
+	if err := t.v.decode(args, &a); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
 type readArgs struct {
 	Path   string `json:"path"`
 	Offset int    `json:"offset"`
@@ -86,10 +101,11 @@ type readArgs struct {
 // Execute reads the window of the file that call.Args asks for. The file
 // is streamed: only the bytes up to the end of the window are read.
 func (t *Read) Execute(ctx context.Context, call Call) (Result, error) {
-	var args readArgs
-	if err := t.v.decode(call.Args, &args); err != nil {
+	in, err := input[*readArgs](call, t.Validate)
+	if err != nil {
 		return Result{}, err
 	}
+	args := *in
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"unicode/utf8"
 )
@@ -195,9 +194,7 @@ func TestReadErrors(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, filepath.Join(dir, "fifo"))
 	tests := []struct {
 		name string
 		args any

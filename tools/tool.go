@@ -6,6 +6,13 @@
 // its JSON Schema before it runs, applies the permission preset and the
 // protected-storage rules, and serializes mutations of one file through the
 // [MutationQueue] shared by the tools of one [Options].
+//
+// A [Tool] is a value that knows everything a host needs about it: its
+// name, description and schema for the model; its ACP [Kind] and a live
+// title from its streamed arguments ([Titler]) for clients; how to
+// validate and decode its arguments before the call is dispatched; and
+// how to run. Tools from elsewhere (an MCP server's) implement the same
+// interface and sit beside the built-in ones in a session's tool set.
 package tools
 
 import (
@@ -20,9 +27,30 @@ import (
 	"time"
 )
 
-// Tool is one built-in tool.
+// Tool is one tool a session offers to a model: one of the built-in tools
+// ([NewRead], [NewBash], [NewEdit], [NewWrite]) or a tool from elsewhere,
+// such as one an MCP server provides. A host holds tools as values: it
+// builds them once (for a session, when it starts or when its policy
+// changes) and calls them many times.
+//
+// A tool of another origin implements this interface too; nothing outside
+// the tool needs to know its name. Such a tool:
+//   - names itself ([Tool.Name], unique within the set it is part of) and
+//     describes itself to the model (Description, Schema);
+//   - tells clients how to show its calls: an ACP kind ([Tool.Kind],
+//     [KindOther] if nothing fits) and a live title from its streamed
+//     arguments ([Tool.NewTitler]; [StaticTitle] or [FieldTitle] make
+//     one);
+//   - validates and decodes its arguments ([Tool.Validate]) before the
+//     call is dispatched, so that an invalid call is refused without
+//     starting;
+//   - runs ([Tool.Execute]), taking the decoded arguments from
+//     [Call.Input].
+//
+// The methods are safe for concurrent use.
 type Tool interface {
-	// Name is the wire name: "read", "bash", "edit" or "write".
+	// Name is the name the model calls the tool by: "read", "bash",
+	// "edit" or "write" for the built-in tools.
 	Name() string
 	// Title is a short human title ("Read").
 	Title() string
@@ -30,7 +58,19 @@ type Tool interface {
 	Description() string
 	// Schema is the JSON Schema of the arguments object.
 	Schema() json.RawMessage
-	// Execute validates call.Args and runs the tool.
+	// Kind is the ACP kind of the tool's calls.
+	Kind() Kind
+	// NewTitler returns the live title of one call, computed from its
+	// arguments while they stream ("Bash · go test ./...").
+	NewTitler() Titler
+	// Validate checks complete arguments against the schema and the
+	// tool's rules and decodes them. An invalid call is a
+	// *ValidationError naming the field; the decoded value goes into
+	// [Call.Input].
+	Validate(args json.RawMessage) (any, error)
+	// Execute runs the tool. When call.Input holds what Validate returned
+	// for call.Args it is used as is; otherwise Execute validates
+	// call.Args itself.
 	//
 	// It returns a Result for every outcome the tool produced, including a
 	// failed command (Result.IsError). It returns a non-nil error when the
@@ -49,10 +89,27 @@ type Call struct {
 	ID string
 	// Args is the JSON arguments object.
 	Args json.RawMessage
+	// Input, if not nil, is what the tool's Validate returned for Args:
+	// the arguments are then not parsed again.
+	Input any
 	// Progress, if not nil, receives live output while the tool runs
 	// (bash: the current tail of the output, at most 10 times a second).
 	// It is called from one goroutine at a time.
 	Progress func(Progress)
+}
+
+// input returns the decoded arguments of call: call.Input when it has the
+// type validate returns, else validate(call.Args).
+func input[T any](call Call, validate func(json.RawMessage) (any, error)) (T, error) {
+	if in, ok := call.Input.(T); ok {
+		return in, nil
+	}
+	v, err := validate(call.Args)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v.(T), nil
 }
 
 // Progress is a live update from a running tool.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 const writeSchema = `{
@@ -68,6 +69,21 @@ func (*Write) Description() string { return writeDescription }
 // Schema returns the JSON Schema of write's arguments.
 func (*Write) Schema() json.RawMessage { return json.RawMessage(writeSchema) }
 
+// Kind returns [KindEdit].
+func (*Write) Kind() Kind { return KindEdit }
+
+// NewTitler returns the title of a write call: "Write <path>".
+func (t *Write) NewTitler() Titler { return pathTitle("Write", t.m.cwd) }
+
+// Validate checks and decodes write's arguments.
+func (t *Write) Validate(args json.RawMessage) (any, error) {
+	var a writeArgs
+	if err := t.v.decode(args, &a); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
 type writeArgs struct {
 	Path          string `json:"path"`
 	Content       string `json:"content"`
@@ -76,10 +92,11 @@ type writeArgs struct {
 
 // Execute creates or replaces the file named in call.Args.
 func (t *Write) Execute(ctx context.Context, call Call) (Result, error) {
-	var args writeArgs
-	if err := t.v.decode(call.Args, &args); err != nil {
+	in, err := input[*writeArgs](call, t.Validate)
+	if err != nil {
 		return Result{}, err
 	}
+	args := in
 	a, err := t.m.mutate(ctx, call, args.Path, args.Justification, func(string, string, bool) (string, []span, error) {
 		return args.Content, nil, nil
 	})
@@ -108,11 +125,12 @@ func (t *Write) Execute(ctx context.Context, call Call) (Result, error) {
 // the preset or ask for approval (holding the path), and replace the file
 // atomically.
 type mutator struct {
-	tool   string
-	cwd    string
-	opts   Options
-	policy policy
-	queue  *MutationQueue
+	tool    string
+	cwd     string
+	opts    Options
+	policy  policy
+	queue   *MutationQueue
+	sweeper *sweeper
 }
 
 func newMutator(tool, cwd string, opts Options) (*mutator, error) {
@@ -128,7 +146,7 @@ func newMutator(tool, cwd string, opts Options) (*mutator, error) {
 	if q == nil {
 		q = NewMutationQueue()
 	}
-	return &mutator{tool: tool, cwd: abs, opts: opts, policy: p, queue: q}, nil
+	return &mutator{tool: tool, cwd: abs, opts: opts, policy: p, queue: q, sweeper: &sweeper{now: time.Now}}, nil
 }
 
 // applied describes a mutation that was made (or found to be a no-op).
@@ -194,10 +212,31 @@ func (m *mutator) mutate(ctx context.Context, call Call, path, justification str
 	if r := protectedReason(abs, canon, m.opts.DataDir); r != "" {
 		return a, &PermissionError{Path: abs, Reason: fmt.Sprintf("%s: %s; nothing was written", m.tool, r)}
 	}
+	// Refused before asking; checked again, and held, at the write.
+	unlock, err := reserveCreate(ctx, m.tool, abs, canon)
+	if err != nil {
+		return a, err
+	}
+	unlock()
 	if unsaved(m.opts.Buffers, abs, canon) {
 		return a, fmt.Errorf("%s: %w", m.tool, errUnsaved(abs))
 	}
-	old, before, err := readOriginal(canon)
+	// From here on the file is reached through its directory's descriptor,
+	// opened once without following any symlink: canon has none, so a
+	// symlink now is a concurrent change, and a directory swapped for a
+	// link cannot redirect the read, the temp file or the rename.
+	dir, base := filepath.Dir(canon), filepath.Base(canon)
+	d, err := openDir(dir)
+	switch {
+	case err == nil:
+		defer d.Close()
+		m.sweeper.sweep(d)
+	case errors.Is(err, fs.ErrNotExist):
+		d = nil // created below, once the change is allowed
+	default:
+		return a, fmt.Errorf("%s: %w", m.tool, err)
+	}
+	old, before, err := readOriginal(d, base, canon)
 	if err != nil {
 		return a, fmt.Errorf("%s: %w", m.tool, err)
 	}
@@ -214,14 +253,16 @@ func (m *mutator) mutate(ctx context.Context, call Call, path, justification str
 		return a, nil
 	}
 	a.line = firstChangedLine(a.old, a.new)
-	oldName := abs
+	// The diff names the file really written: the target behind a symlink,
+	// not the path as the model wrote it.
+	oldName := canon
 	if !a.existed {
 		oldName = "/dev/null"
 	}
 	if spans != nil {
-		a.diff = diffSpans(oldName, abs, a.old, a.new, alignSpans(a.old, a.new, spans), maxDiffBytes)
+		a.diff = diffSpans(oldName, canon, a.old, a.new, alignSpans(a.old, a.new, spans), maxDiffBytes)
 	} else {
-		a.diff = unifiedDiff(oldName, abs, a.old, a.new, maxDiffBytes)
+		a.diff = unifiedDiff(oldName, canon, a.old, a.new, maxDiffBytes)
 	}
 
 	mut := mutation{tool: m.tool, call: call, abs: abs, canon: canon, diff: a.diff, justification: justification}
@@ -240,22 +281,32 @@ func (m *mutator) mutate(ctx context.Context, call Call, path, justification str
 		if unsaved(m.opts.Buffers, abs, canon) {
 			return a, fmt.Errorf("%s: %w", m.tool, errUnsaved(abs))
 		}
-		if err := unchangedSince(canon, old, before, true); err != nil {
-			return a, fmt.Errorf("%s: %w", m.tool, err)
-		}
-	} else if err := unchangedSince(canon, old, before, false); err != nil {
+	}
+	if err := unchangedSince(d, dir, base, canon, old, before, asked); err != nil {
 		return a, fmt.Errorf("%s: %w", m.tool, err)
 	}
 
-	var created []string
-	if !a.existed {
-		created, err = mkdirAll(filepath.Dir(canon))
-		if err != nil {
+	if unlock, err = reserveCreate(ctx, m.tool, abs, canon); err != nil {
+		return a, err
+	}
+	defer unlock()
+	var made *madeDirs
+	if d == nil {
+		if d, made, err = mkdirAllAt(dir); err != nil {
 			return a, fmt.Errorf("%s: %w", m.tool, err)
 		}
+		defer made.close()
 	}
-	if err := writeFileAtomic(ctx, canon, neu); err != nil {
-		removeDirs(created)
+	// The descriptor is what the checks above were made on: the path,
+	// free of symlinks, still leads to it.
+	err = d.same()
+	if err == nil {
+		err = writeAt(ctx, d, base, neu, before)
+	}
+	if err != nil {
+		if made != nil {
+			made.undo()
+		}
 		if ctx.Err() != nil {
 			return a, fmt.Errorf("%s: %s was not changed: %w", m.tool, abs, ctx.Err())
 		}
@@ -275,13 +326,21 @@ func firstChangedLine(a, b string) int {
 // old and the new content in memory.
 const maxMutableSize = 256 << 20
 
-// readOriginal reads the file at canon whole. A missing file gives nil
-// info and no error; anything that is not a regular file is an error.
-func readOriginal(canon string) (string, fs.FileInfo, error) {
+// readOriginal reads the file base of the directory d (canon is its
+// name in errors) whole, never through a symlink. A missing file, or a
+// nil d (the directory does not exist), gives nil info and no error;
+// anything that is not a regular file is an error.
+func readOriginal(d *dirHandle, base, canon string) (string, fs.FileInfo, error) {
+	if d == nil {
+		return "", nil, nil
+	}
 	// O_NONBLOCK: a named pipe must not block the open.
-	f, err := os.OpenFile(canon, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := d.open(base, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil, nil
+	}
+	if errors.Is(err, syscall.ELOOP) {
+		return "", nil, fmt.Errorf("%s: %w", canon, errPathChanged)
 	}
 	if err != nil {
 		return "", nil, fmt.Errorf("reading %s: %w", canon, err)
@@ -315,24 +374,44 @@ func readOriginal(canon string) (string, fs.FileInfo, error) {
 // chunks into the destination, which has room for the whole file.
 type onlyReader struct{ io.Reader }
 
-// unchangedSince checks that the file at canon is still the one that was
-// read (info before, content old), so that a change computed from it does
-// not overwrite what someone else wrote meanwhile. full compares the
-// content too.
-func unchangedSince(canon, old string, before fs.FileInfo, full bool) error {
+// unchangedSince checks that the file base of d (the directory dir; d is
+// nil if it did not exist) is still the one that was read (info before,
+// content old), so that a change computed from it does not overwrite what
+// someone else wrote meanwhile. full compares the content too.
+func unchangedSince(d *dirHandle, dir, base, canon, old string, before fs.FileInfo, full bool) error {
 	changed := fmt.Errorf("%s changed on disk while this change was prepared; nothing was written, read it again", canon)
-	now, err := os.Stat(canon)
+	if d == nil {
+		nd, err := openDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		defer nd.Close()
+		d = nd
+	}
+	f, err := d.open(base, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if before == nil {
 		if err == nil {
+			f.Close()
 			return changed
 		}
-		return nil
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return changed
 	}
+	if err != nil {
+		return changed
+	}
+	now, err := f.Stat()
+	f.Close()
 	if err != nil || !os.SameFile(before, now) || now.Size() != before.Size() || !now.ModTime().Equal(before.ModTime()) {
 		return changed
 	}
 	if full {
-		cur, _, err := readOriginal(canon)
+		cur, _, err := readOriginal(d, base, canon)
 		if err != nil || cur != old {
 			return changed
 		}

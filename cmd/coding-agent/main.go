@@ -24,6 +24,7 @@ import (
 	"syscall"
 
 	"github.com/coding-agent/coding-agent/sandbox"
+	"github.com/coding-agent/coding-agent/session/mcp"
 )
 
 // version is the program's version; release builds set it with
@@ -41,6 +42,9 @@ func main() {
 	// The sandbox re-executes this binary as its namespace helper; that
 	// process must not get any further than this.
 	sandbox.MaybeRunHelper()
+	// Stdio MCP servers run under this binary re-executed as their
+	// supervisor, which kills them when the agent dies.
+	mcp.MaybeRunSupervisor()
 
 	// A client that closes our stdout must not kill us with SIGPIPE before
 	// we have stopped our children: the write error ends the connection.

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/coding-agent/coding-agent/sandbox"
+	"github.com/coding-agent/coding-agent/session/mcp"
 )
 
 // asMainEnv makes the test binary act as the coding-agent binary, so that
@@ -21,6 +22,7 @@ const asMainEnv = "CODING_AGENT_TEST_AS_MAIN"
 
 func TestMain(m *testing.M) {
 	sandbox.MaybeRunHelper()
+	mcp.MaybeRunSupervisor()
 	if os.Getenv(asMainEnv) == "1" {
 		main()
 		return
@@ -150,7 +152,7 @@ func TestBinaryExitCodes(t *testing.T) {
 func TestNodeClients(t *testing.T) {
 	clients := nodeClients(t)
 	node, _ := exec.LookPath("node")
-	for _, script := range []string{"acp-client.mjs", "lsp-client.mjs", "editor-client.mjs"} {
+	for _, script := range []string{"acp-client.mjs", "lsp-client.mjs", "editor-client.mjs", "plain-client.mjs"} {
 		t.Run(script, func(t *testing.T) {
 			ws := t.TempDir()
 			for name, content := range map[string]string{"hello.txt": "hello world\n", "a.txt": "one\n", "b.txt": "keep\n"} {

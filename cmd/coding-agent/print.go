@@ -13,6 +13,7 @@ import (
 
 	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session"
+	"github.com/coding-agent/coding-agent/session/display"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -147,9 +148,9 @@ func (p *printer) update(u rpc.SessionUpdate) {
 		title := p.titles[u.ToolCallID]
 		switch u.Status {
 		case rpc.ToolStatusInProgress:
-			fmt.Fprintf(p.stderr, "→ %s\n", title)
+			fmt.Fprintf(p.stderr, "→ %s\n", display.Title(title))
 		case rpc.ToolStatusCompleted:
-			fmt.Fprintf(p.stderr, "✓ %s\n", title)
+			fmt.Fprintf(p.stderr, "✓ %s\n", display.Title(title))
 		case rpc.ToolStatusFailed:
 			why := ""
 			for _, c := range u.Content {
@@ -158,7 +159,7 @@ func (p *printer) update(u rpc.SessionUpdate) {
 					break
 				}
 			}
-			fmt.Fprintf(p.stderr, "✗ %s: %s\n", title, why)
+			fmt.Fprintf(p.stderr, "✗ %s: %s\n", display.Title(title), display.Line(why))
 		}
 	}
 }
@@ -184,18 +185,7 @@ func terminalApprover(stdin io.Reader, stderr io.Writer) tools.Approver {
 	return tools.ApprovalFunc(func(ctx context.Context, req tools.ApprovalRequest) error {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(stderr, "\n%s wants to ", req.Tool)
-		if req.Kind == tools.RequestEscalation {
-			fmt.Fprintf(stderr, "run a command outside the sandbox:\n  $ %s\n", req.Command)
-		} else {
-			fmt.Fprintf(stderr, "change a file:\n%s\n", req.Diff)
-		}
-		if req.Justification != "" {
-			fmt.Fprintf(stderr, "Reason given: %s\n", req.Justification)
-		} else {
-			fmt.Fprintf(stderr, "%s\n", req.Reason)
-		}
-		fmt.Fprint(stderr, "Allow once? [y/N] ")
+		fmt.Fprint(stderr, approvalPrompt(req))
 		answer := make(chan string, 1)
 		go func() {
 			line, _ := in.ReadString('\n')
@@ -218,4 +208,34 @@ func terminalApprover(stdin io.Reader, stderr io.Writer) tools.Approver {
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// approvalPrompt is what the terminal shows for one approval request. Model
+// and tool text is neutralized (package display) and indented, so that it
+// can neither move the cursor nor draw a line at the left margin where the
+// real question is asked; a file change names the file really written (the
+// target behind a symlink); the policy's reason is always shown, and the
+// model's justification beside it.
+func approvalPrompt(req tools.ApprovalRequest) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s wants to ", display.Line(req.Tool))
+	if req.Kind == tools.RequestEscalation {
+		b.WriteString("run a command outside the sandbox:\n")
+		b.WriteString(display.Indent(req.Command, "  │ "))
+		b.WriteString("\n")
+	} else {
+		b.WriteString("change a file")
+		if req.Change != nil {
+			fmt.Fprintf(&b, ": %s", display.Line(req.Change.Path))
+		}
+		b.WriteString("\n")
+		b.WriteString(display.Indent(strings.TrimRight(req.Diff, "\n"), "  │ "))
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "Policy: %s\n", display.Line(req.Reason))
+	if req.Justification != "" {
+		fmt.Fprintf(&b, "Reason given by the model:\n%s\n", display.Indent(req.Justification, "  │ "))
+	}
+	b.WriteString("Allow once? [y/N] ")
+	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -19,10 +20,11 @@ const defaultAnthropicBase = "https://api.anthropic.com"
 
 // anthropicModel streams from Anthropic's Messages API.
 type anthropicModel struct {
-	model  string
-	apiKey string
-	url    string
-	c      *client
+	model    string
+	apiKey   string
+	url      string
+	official bool // api.anthropic.com: list prices apply
+	c        *client
 }
 
 // NewAnthropic returns the Anthropic model named model (e.g.
@@ -47,15 +49,26 @@ func NewAnthropic(model, apiKey, baseURL string, opts Options) (Model, error) {
 	if err := checkBaseURL(baseURL); err != nil {
 		return nil, fmt.Errorf("anthropic: base URL: %w", err)
 	}
+	u, _ := url.Parse(baseURL)
 	return &anthropicModel{
-		model:  model,
-		apiKey: apiKey,
-		url:    strings.TrimRight(baseURL, "/") + "/v1/messages",
-		c:      newClient(ProviderAnthropic, opts),
+		model:    model,
+		apiKey:   apiKey,
+		url:      strings.TrimRight(baseURL, "/") + "/v1/messages",
+		official: u != nil && u.Hostname() == "api.anthropic.com",
+		c:        newClient(ProviderAnthropic, opts),
 	}, nil
 }
 
 func (m *anthropicModel) Name() string { return ProviderAnthropic + "/" + m.model }
+
+// Describe returns the built-in limits of the model (every Claude model has
+// a 200,000-token window); the list price applies at api.anthropic.com only.
+func (m *anthropicModel) Describe(context.Context) Info {
+	if info, ok := builtinInfo(m.model, m.official); ok {
+		return info
+	}
+	return Info{ContextWindow: 200_000, MaxOutputTokens: int64(anthropicMaxTokens(m.model)), Source: "default"}
+}
 
 func (m *anthropicModel) Stream(ctx context.Context, req Request, on func(Event)) error {
 	body, err := m.encode(req)
@@ -65,9 +78,8 @@ func (m *anthropicModel) Stream(ctx context.Context, req Request, on func(Event)
 	h := http.Header{}
 	h.Set("X-Api-Key", m.apiKey)
 	h.Set("Anthropic-Version", anthropicVersion)
-	p := &anthropicParser{window: contextWindow(m.model)}
 	return m.c.stream(ctx, m.url, h, body, func(r io.Reader, emit func(Event)) error {
-		*p = anthropicParser{window: p.window}
+		p := &anthropicParser{}
 		return p.parse(r, emit)
 	}, on)
 }
@@ -200,13 +212,22 @@ func (m *anthropicModel) encode(req Request) ([]byte, error) {
 		}
 		out.Messages = append(out.Messages, antMessage{Role: msg.Role, Content: blocks})
 	}
-	if n := len(out.Messages); n > 0 {
-		last := out.Messages[n-1].Content
-		// Thinking blocks cannot carry cache_control; the newest message is
-		// normally the user's, which holds none.
-		for k := len(last) - 1; k >= 0; k-- {
-			if last[k].Type != "thinking" {
-				last[k].CacheControl = ephemeral
+	// The newest message is the fourth breakpoint: it writes this request's
+	// prefix for the next one. The user message before it (the previous
+	// request's newest) is the last: its prefix was written by the previous
+	// request, so it is read back even when the turn between added more
+	// blocks than the cache looks back over (20).
+	marked := 0
+	for i := len(out.Messages) - 1; i >= 0 && marked < 2; i-- {
+		if marked == 1 && out.Messages[i].Role != RoleUser {
+			continue
+		}
+		blocks := out.Messages[i].Content
+		// Thinking blocks cannot carry cache_control.
+		for k := len(blocks) - 1; k >= 0; k-- {
+			if blocks[k].Type != "thinking" && blocks[k].Type != "redacted_thinking" {
+				blocks[k].CacheControl = ephemeral
+				marked++
 				break
 			}
 		}
@@ -323,7 +344,6 @@ type antBlockState struct {
 
 // anthropicParser turns one Messages API event stream into Events.
 type anthropicParser struct {
-	window                int64
 	blocks                map[int]*antBlockState
 	tools                 int
 	input, output         int64
@@ -447,7 +467,7 @@ func (p *anthropicParser) event(raw sseEvent, emit func(Event)) (done bool, err 
 		if ev.Usage != nil {
 			p.usage(*ev.Usage)
 		}
-		emit(Event{Kind: EventUsage, Usage: Usage{InputTokens: p.inputTokens(), OutputTokens: p.output, ContextWindow: p.window}})
+		emit(Event{Kind: EventUsage, Usage: Usage{InputTokens: p.input, CacheReadTokens: p.cacheRead, CacheWriteTokens: p.cacheWrite, OutputTokens: p.output}})
 	case "message_stop":
 		// Blocks left open are closed in order (a server bug, but the
 		// content is complete).
@@ -501,10 +521,6 @@ func (p *anthropicParser) usage(u antUsage) {
 		}
 	}
 }
-
-// inputTokens counts cached tokens too, since the session wants the size of
-// the context, not the bill.
-func (p *anthropicParser) inputTokens() int64 { return p.input + p.cacheWrite + p.cacheRead }
 
 func anthropicStop(s string) string {
 	switch s {

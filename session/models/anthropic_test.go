@@ -73,7 +73,7 @@ func TestAnthropicStreamsTextThinkingAndToolCalls(t *testing.T) {
 			if r.stop != StopToolUse {
 				t.Errorf("stop %q", r.stop)
 			}
-			if r.usage != (Usage{InputTokens: 1200, OutputTokens: 85, ContextWindow: 200_000}) {
+			if r.usage != (Usage{InputTokens: 1200, OutputTokens: 85}) {
 				t.Errorf("usage %+v", r.usage)
 			}
 		})
@@ -119,7 +119,7 @@ func TestAnthropicRequestBody(t *testing.T) {
 		"messages": []any{
 			map[string]any{"role": "user", "content": []any{
 				map[string]any{"type": "text", "text": "What is in this picture and in a.txt?"},
-				map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+				map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}, "cache_control": map[string]any{"type": "ephemeral"}},
 			}},
 			map[string]any{"role": "assistant", "content": []any{
 				map[string]any{"type": "thinking", "thinking": "Look at both.", "signature": "sig-abc"},

@@ -122,9 +122,16 @@ type Event struct {
 	StopReason string
 }
 
-// Usage counts tokens. ContextWindow is the model's context size when known.
+// Usage counts the tokens of one response. Input tokens are split the way
+// prompt caches bill them: InputTokens were neither read from nor written
+// to the cache.
 type Usage struct {
-	InputTokens   int64
-	OutputTokens  int64
-	ContextWindow int64
+	InputTokens      int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	OutputTokens     int64
 }
+
+// Context is the size of the request's context: all its input tokens,
+// cached or not.
+func (u Usage) Context() int64 { return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens }

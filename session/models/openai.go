@@ -20,9 +20,11 @@ const defaultOpenAIBase = "https://api.openai.com/v1"
 type openAIModel struct {
 	model    string
 	apiKey   string
+	base     string
 	url      string
 	official bool
 	c        *client
+	info     describeOnce
 }
 
 // NewOpenAI returns the Chat Completions model named model at baseURL (""
@@ -51,6 +53,7 @@ func NewOpenAI(model, apiKey, baseURL string, opts Options) (Model, error) {
 	return &openAIModel{
 		model:    model,
 		apiKey:   apiKey,
+		base:     baseURL,
 		url:      strings.TrimRight(baseURL, "/") + "/chat/completions",
 		official: official,
 		c:        newClient(ProviderOpenAI, opts),
@@ -64,6 +67,28 @@ func isOfficialOpenAI(base string) bool {
 
 func (m *openAIModel) Name() string { return ProviderOpenAI + "/" + m.model }
 
+// Describe returns the model's limits. At OpenAI they come from the built-in
+// table, with the list price. Another server is asked first (see
+// serverContext), once; what it does not say comes from the table, else
+// from the defaults.
+func (m *openAIModel) Describe(ctx context.Context) Info {
+	return m.info.get(ctx, func(ctx context.Context) Info {
+		info, ok := builtinInfo(m.model, m.official)
+		if !ok {
+			info = Info{ContextWindow: DefaultContextWindow, MaxOutputTokens: DefaultMaxOutputTokens, Source: "default"}
+		}
+		if m.official {
+			return info
+		}
+		info.Price = nil
+		if n := serverContext(ctx, m.c.http, m.base, m.apiKey, m.model); n > 0 {
+			info.ContextWindow, info.Source = n, "server"
+			info.MaxOutputTokens = min(info.MaxOutputTokens, max(n/4, 1))
+		}
+		return info
+	})
+}
+
 func (m *openAIModel) Stream(ctx context.Context, req Request, on func(Event)) error {
 	body, err := m.encode(req)
 	if err != nil {
@@ -73,9 +98,8 @@ func (m *openAIModel) Stream(ctx context.Context, req Request, on func(Event)) e
 	if m.apiKey != "" {
 		h.Set("Authorization", "Bearer "+m.apiKey)
 	}
-	window := contextWindow(m.model)
 	return m.c.stream(ctx, m.url, h, body, func(r io.Reader, emit func(Event)) error {
-		p := &openAIParser{window: window}
+		p := &openAIParser{}
 		return p.parse(r, emit)
 	}, on)
 }
@@ -230,8 +254,11 @@ type oaChunk struct {
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
-		PromptTokens     int64 `json:"prompt_tokens"`
-		CompletionTokens int64 `json:"completion_tokens"`
+		PromptTokens        int64 `json:"prompt_tokens"`
+		CompletionTokens    int64 `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
@@ -256,7 +283,6 @@ type oaCallState struct {
 
 // openAIParser turns one Chat Completions stream into Events.
 type openAIParser struct {
-	window  int64
 	calls   []*oaCallState
 	byIndex map[int]*oaCallState
 	finish  string
@@ -299,7 +325,13 @@ func (p *openAIParser) chunk(raw sseEvent, emit func(Event)) error {
 		return e
 	}
 	if c.Usage != nil {
-		p.usage = &Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens, ContextWindow: p.window}
+		// prompt_tokens counts the cached tokens too.
+		u := &Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens}
+		if d := c.Usage.PromptTokensDetails; d != nil && d.CachedTokens > 0 && d.CachedTokens <= u.InputTokens {
+			u.CacheReadTokens = d.CachedTokens
+			u.InputTokens -= d.CachedTokens
+		}
+		p.usage = u
 	}
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {

@@ -208,21 +208,3 @@ func checkBaseURL(s string) error {
 	}
 	return nil
 }
-
-// contextWindow returns the context size of well-known models, 0 otherwise.
-func contextWindow(model string) int64 {
-	m := strings.ToLower(model)
-	switch {
-	case strings.HasPrefix(m, "claude-"):
-		return 200_000
-	case strings.HasPrefix(m, "gpt-5"):
-		return 400_000
-	case strings.HasPrefix(m, "gpt-4.1"):
-		return 1_047_576
-	case strings.HasPrefix(m, "gpt-4o"), strings.HasPrefix(m, "o1"):
-		return 128_000
-	case strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4"):
-		return 200_000
-	}
-	return 0
-}

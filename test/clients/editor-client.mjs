@@ -51,7 +51,10 @@ const lastCallId = () => updates.filter((u) => u.update.sessionUpdate === "tool_
 let failed = false;
 try {
   await app.connectWith(stream, async (agent) => {
-    const init = await agent.request(acp.methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    // This client implements the _coding-agent/ extensions, so it asks for them.
+    const init = await agent.request(acp.methods.agent.initialize, {
+      protocolVersion: 1, clientCapabilities: { _meta: { "coding-agent": { extensions: true } } },
+    });
     checkEq(init.agentCapabilities._meta["coding-agent"].documentSync?.version, 1, "initialize: documentSync");
     const { sessionId } = await agent.request(acp.methods.agent.session.new, {
       cwd: ws, mcpServers: [], _meta: { "coding-agent": { preset: "full-access" } },

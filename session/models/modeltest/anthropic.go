@@ -147,7 +147,10 @@ func (anthropicFormat) stream(w *streamWriter, model string, resp Response) {
 		"message": map[string]any{
 			"id": "msg_modeltest", "type": "message", "role": "assistant", "content": []any{},
 			"model": model, "stop_reason": nil, "stop_sequence": nil,
-			"usage": map[string]any{"input_tokens": resp.Usage.InputTokens, "output_tokens": 1},
+			"usage": map[string]any{
+				"input_tokens": resp.Usage.InputTokens, "output_tokens": 1,
+				"cache_read_input_tokens": resp.Usage.CacheReadTokens, "cache_creation_input_tokens": resp.Usage.CacheWriteTokens,
+			},
 		},
 	})
 	w.event("ping", map[string]any{"type": "ping"})

@@ -84,10 +84,14 @@ type StreamError struct {
 	Message string `json:"message"`
 }
 
-// Usage is the token counts a response reports.
+// Usage is the token counts a response reports. InputTokens are the
+// uncached input tokens; each server reports the cached ones the way its
+// provider does (OpenAI counts them inside prompt_tokens).
 type Usage struct {
-	InputTokens  int64 `json:"inputTokens,omitempty"`
-	OutputTokens int64 `json:"outputTokens,omitempty"`
+	InputTokens      int64 `json:"inputTokens,omitempty"`
+	OutputTokens     int64 `json:"outputTokens,omitempty"`
+	CacheReadTokens  int64 `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
 }
 
 // Text returns a step with one text delta.
@@ -139,6 +143,23 @@ type Server struct {
 	mu       sync.Mutex
 	script   Script
 	requests []Request
+	models   map[string]any // GET /v1/models answers with these, if set
+}
+
+// ServeModels makes an OpenAI server answer GET /v1/models with one entry
+// per model id, each carrying the extra fields given (e.g. vLLM's
+// "max_model_len"). Such requests are not scripted and not recorded.
+func (s *Server) ServeModels(models map[string]map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.models = map[string]any{}
+	for id, extra := range models {
+		e := map[string]any{"id": id, "object": "model", "owned_by": "modeltest"}
+		for k, v := range extra {
+			e[k] = v
+		}
+		s.models[id] = e
+	}
 }
 
 // format is one provider's wire format.
@@ -184,6 +205,25 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	if r.Method != http.MethodPost || r.URL.Path != s.format.path() {
+		// Not a model request: not scripted, not recorded.
+		s.mu.Lock()
+		models := s.models
+		s.mu.Unlock()
+		if r.Method == http.MethodGet && r.URL.Path == "/v1/models" && models != nil {
+			var data []any
+			for _, m := range models {
+				data = append(data, m)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_ = json.NewEncoder(w).Encode(s.format.errorBody("not_found_error", fmt.Sprintf("modeltest: %s serves POST %s, not %s %s", s.format.name(), s.format.path(), r.Method, r.URL.Path)))
+		return
+	}
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
 	n := len(s.requests)
@@ -198,10 +238,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(s.format.errorBody(typ, msg))
-	}
-	if r.Method != http.MethodPost || r.URL.Path != s.format.path() {
-		fail(http.StatusNotFound, "not_found_error", fmt.Sprintf("modeltest: %s serves POST %s, not %s %s", s.format.name(), s.format.path(), r.Method, r.URL.Path))
-		return
 	}
 	if !haveResp {
 		s.t.Errorf("modeltest: %s request %d: no scripted response left", s.format.name(), n)

@@ -153,8 +153,9 @@ func (openAIFormat) stream(w *streamWriter, model string, resp Response) {
 		"id": "chatcmpl-modeltest", "object": "chat.completion.chunk", "created": created,
 		"model": model, "system_fingerprint": "fp_modeltest", "choices": []any{},
 		"usage": map[string]any{
-			"prompt_tokens": resp.Usage.InputTokens, "completion_tokens": resp.Usage.OutputTokens,
-			"total_tokens": resp.Usage.InputTokens + resp.Usage.OutputTokens,
+			"prompt_tokens": resp.Usage.InputTokens + resp.Usage.CacheReadTokens, "completion_tokens": resp.Usage.OutputTokens,
+			"total_tokens":          resp.Usage.InputTokens + resp.Usage.CacheReadTokens + resp.Usage.OutputTokens,
+			"prompt_tokens_details": map[string]any{"cached_tokens": resp.Usage.CacheReadTokens},
 		},
 	})
 	w.raw("data: [DONE]\n\n")

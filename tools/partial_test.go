@@ -1,7 +1,8 @@
-package session
+package tools
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"unicode/utf8"
 )
@@ -32,6 +33,14 @@ func TestPartialFields(t *testing.T) {
 			got := partialFields(test.src)
 			if len(got) != len(test.want) {
 				t.Fatalf("partialFields(%q) = %q, want %q", test.src, got, test.want)
+			}
+			// Fed one byte at a time, the parser ends in the same place.
+			p := newPartialObject(nil, 0)
+			for i := range len(test.src) {
+				p.feed(test.src[i : i+1])
+			}
+			if fmt.Sprint(p.fields) != fmt.Sprint(got) {
+				t.Errorf("byte by byte: %q, at once: %q", p.fields, got)
 			}
 			for k, v := range test.want {
 				if got[k] != v {
@@ -66,6 +75,17 @@ func FuzzPartialFields(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		// However the text is cut into pieces, the result is the same.
+		whole := partialFields(s)
+		for _, n := range []int{1, 2, 3, 7} {
+			p := newPartialObject(nil, 0)
+			for i := 0; i < len(s); i += n {
+				p.feed(s[i:min(i+n, len(s))])
+			}
+			if fmt.Sprint(p.fields) != fmt.Sprint(whole) {
+				t.Fatalf("in pieces of %d: %q, at once: %q", n, p.fields, whole)
+			}
+		}
 		for k, v := range partialFields(s) {
 			if utf8.ValidString(s) && !utf8.ValidString(v) {
 				t.Errorf("key %q: invalid UTF-8 value %q from valid input", k, v)
