@@ -514,7 +514,7 @@ func TestAgentLoadReplaysAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("hi")}); err != nil {
+	if _, err := s.Prompt(context.Background(), []Content{Text("hi")}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 
-	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/models"
 )
 
@@ -68,7 +67,7 @@ func (s *Session) recordUsage(info models.Info, u models.Usage, sent int) {
 
 // replayUsage is the usage_update that ends a replay: the state of the
 // latest request, nil when there was none.
-func (s *Session) replayUsage(ctx context.Context) *rpc.UsageUpdate {
+func (s *Session) replayUsage(ctx context.Context) *Usage {
 	s.mu.Lock()
 	st := s.usage
 	m := s.model
@@ -79,10 +78,11 @@ func (s *Session) replayUsage(ctx context.Context) *rpc.UsageUpdate {
 	return usageUpdate(st, s.modelInfo(ctx, m).ContextWindow)
 }
 
-func usageUpdate(st usageState, window int64) *rpc.UsageUpdate {
-	u := &rpc.UsageUpdate{Used: st.last.Context(), Size: window}
+func usageUpdate(st usageState, window int64) *Usage {
+	u := &Usage{Used: st.last.Context(), Size: window}
 	if st.priced {
-		u.Cost = &rpc.Cost{Amount: st.cost, Currency: "USD"}
+		cost := st.cost
+		u.CostUSD = &cost
 	}
 	return u
 }
