@@ -45,6 +45,12 @@ func (e *Env) OpenSession(id string, opts Options) (*Session, []json.RawMessage,
 		return nil, nil, err
 	}
 	sess.history = s.messages
+	for _, key := range s.allowed {
+		if sess.allowed == nil {
+			sess.allowed = map[string]bool{}
+		}
+		sess.allowed[key] = true
+	}
 	if !s.meta.CreatedAt.IsZero() {
 		sess.created = s.meta.CreatedAt
 	}

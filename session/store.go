@@ -42,6 +42,7 @@ const (
 	recPreset  = "preset"
 	recUsage   = "usage"
 	recCompact = "compaction"
+	recAllow   = "allow"
 )
 
 // record is one line of a session file.
@@ -54,6 +55,9 @@ type record struct {
 	Preset  string          `json:"preset,omitempty"`
 	Usage   *usageRecord    `json:"usage,omitempty"`
 	Compact *compactRecord  `json:"compaction,omitempty"`
+	// Allow is what an "always allow" answer allowed for the rest of the
+	// session (see approvalKey).
+	Allow string `json:"allow,omitempty"`
 }
 
 // compactRecord says that the history was compacted: from here on, the
@@ -135,6 +139,7 @@ type stored struct {
 	updated  time.Time
 	title    string
 	usage    *usageRecord // the latest
+	allowed  []string     // what "always allow" answers allowed
 }
 
 // errNotStored reports a session id with no file.
@@ -208,6 +213,10 @@ func (st *store) read(r io.Reader, id string, full bool) (*stored, error) {
 			}
 		case recPreset:
 			s.preset = rec.Preset
+		case recAllow:
+			if rec.Allow != "" {
+				s.allowed = append(s.allowed, rec.Allow)
+			}
 		case recUsage:
 			s.usage = rec.Usage
 		case recCompact:
