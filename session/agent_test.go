@@ -33,8 +33,8 @@ type wireClient struct {
 	// onNotify, if set, sees each notification in arrival order, on the
 	// reading goroutine, before it is queued. Set it under mu.
 	onNotify func(wireMsg)
-	notes     chan wireMsg
-	done      chan error
+	notes    chan wireMsg
+	done     chan error
 }
 
 type wireMsg struct {

@@ -144,12 +144,12 @@ type pendingCall struct {
 	// the session); modelID is the provider's id for it, which the model
 	// is told its result under.
 	id, modelID, name string
-	tool     tools.Tool // nil when the session has no such tool
-	args     strings.Builder
-	titler   tools.Titler
-	title    string
-	input    *tools.PartialInput // what has arrived of the arguments
-	finished bool
+	tool              tools.Tool // nil when the session has no such tool
+	args              strings.Builder
+	titler            tools.Titler
+	title             string
+	input             *tools.PartialInput // what has arrived of the arguments
+	finished          bool
 }
 
 // stream runs one model request, turning its events into session updates.
