@@ -435,7 +435,7 @@ func toWire(res tools.Result) *rpc.ToolsCallResponse {
 	for _, c := range res.Content {
 		out.Content = append(out.Content, rpc.TextBlock(c.Text))
 	}
-	if raw, err := json.Marshal(res.Details); err == nil {
+	if raw, err := marshalNoEscape(res.Details); err == nil {
 		out.Details = raw
 	}
 	return out

@@ -48,6 +48,10 @@ type Env struct {
 	ModelOptions models.Options
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
+	// MaxCommands caps the bash commands running at once across every
+	// session of the Env; the rest wait (cancellable). 0 means
+	// tools.DefaultMaxCommands.
+	MaxCommands int
 
 	cfgOnce sync.Once
 	cfg     Config
@@ -56,6 +60,7 @@ type Env struct {
 	once    sync.Once
 	queue   *tools.MutationQueue
 	outputs *tools.OutputStore
+	cmds    *tools.CommandLimit
 
 	modelOnce sync.Once
 	model     models.Model
@@ -91,6 +96,7 @@ func (e *Env) init() {
 			e.Logger = slog.New(slog.DiscardHandler)
 		}
 		e.queue = tools.NewMutationQueue()
+		e.cmds = tools.NewCommandLimit(e.MaxCommands)
 		e.probed = make(chan struct{})
 		if e.DataDir != "" {
 			e.outputs = tools.NewOutputStore(tools.OutputDir(e.DataDir))
@@ -198,6 +204,7 @@ func (e *Env) toolOptions(preset tools.Preset, roots []string) tools.Options {
 		DataDir:       e.DataDir,
 		Queue:         e.queue,
 		Outputs:       e.outputs,
+		Commands:      e.cmds,
 		Sandbox:       e.toolSandbox(),
 		// A second of grace keeps a shutdown with a TERM-ignoring
 		// command within PROTOCOL.md's 2 s.

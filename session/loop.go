@@ -59,6 +59,7 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content) (StopReason, err
 	}
 	defer done()
 
+	s.warnUnsaved()
 	msgID := newID("msg")
 	for _, b := range prompt {
 		s.emit(&UserMessage{Content: b, MessageID: msgID})

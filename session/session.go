@@ -107,9 +107,12 @@ type state struct {
 	tools []string // the names of the built-in tools
 	opts  Options
 
-	created time.Time        // the date in the system prompt, stable for the session
-	journal *journal         // nil when sessions are not persisted
-	sync    *editorsync.Sync // nil without editor sync
+	created time.Time // the date in the system prompt, stable for the session
+	journal *journal  // nil when sessions are not persisted
+	// persistErr says why a session meant to be saved is not (a data
+	// directory that cannot be written); nil otherwise.
+	persistErr error
+	sync       *editorsync.Sync // nil without editor sync
 
 	// mu guards the fields below.
 	mu        sync.Mutex
@@ -121,6 +124,8 @@ type state struct {
 	usage     usageState
 	prompting bool
 	closed    bool
+	// warnedUnsaved says the client was told the session is not saved.
+	warnedUnsaved bool
 	// turn is cancelled by Cancel: it ends every operation in flight, and
 	// a new one replaces it.
 	turn       context.Context
@@ -208,13 +213,17 @@ func (e *Env) newSession(opts Options) (*Session, error) {
 		s.id = newID("sess")
 	}
 	if !opts.reopen {
-		if e.store() != nil {
-			j, err := e.store().create(s.meta())
+		if st := e.store(); st != nil {
+			j, err := st.create(s.meta())
 			if err != nil {
-				s.closeSync()
-				return nil, err
+				// The work matters more than its record: the session
+				// runs unsaved, and says so (see PersistError).
+				e.Logger.Warn("this session will not be saved", "session", s.id, "err", err)
+				s.persistErr = err
+			} else {
+				j.history = s.History
+				s.journal = j
 			}
-			s.journal = j
 		}
 	}
 	s.life, s.closeLife = context.WithCancel(context.Background())
@@ -222,6 +231,11 @@ func (e *Env) newSession(opts Options) (*Session, error) {
 	e.register(s.state)
 	return s, nil
 }
+
+// PersistError says why the session is not being saved although the
+// environment has a data directory (it could not be written); nil when it
+// is saved, or when there is no data directory at all.
+func (s *Session) PersistError() error { return s.persistErr }
 
 // ID returns the session id.
 func (s *Session) ID() string { return s.id }
@@ -250,14 +264,19 @@ func (s *Session) SetPreset(p tools.Preset) (bool, error) {
 		return false, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	changed := s.preset != p
 	if changed {
 		set, err := s.buildTools(p)
 		if err != nil {
+			s.mu.Unlock()
 			return false, err
 		}
 		s.preset, s.toolset = p, set
+	}
+	s.mu.Unlock()
+	if changed {
+		// Outside s.mu: the journal may read the history (see
+		// journal.ensureFileLocked).
 		s.journal.append(record{Type: recPreset, Preset: string(p)})
 	}
 	return changed, nil
@@ -490,7 +509,7 @@ func finalUpdate(id string, args json.RawMessage, res tools.Result, diffs []edit
 		u.Locations = append(u.Locations, Location{Path: ch.Path, Line: max(ch.Line, 1)})
 	}
 	addDiffs(u, &res, diffs)
-	if raw, err := json.Marshal(res.Details); err == nil {
+	if raw, err := marshalNoEscape(res.Details); err == nil {
 		u.Details = raw
 	}
 	return u
