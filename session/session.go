@@ -156,13 +156,13 @@ func (e *Env) newSession(opts Options) (*Session, error) {
 	if opts.id != "" && e.lookupOpen(opts.id) != nil {
 		return nil, fmt.Errorf("session %s is open already", opts.id)
 	}
-	cwd, err := checkDir("cwd", opts.Cwd)
+	cwd, err := checkRoot("cwd", opts.Cwd)
 	if err != nil {
 		return nil, err
 	}
 	roots := []string{cwd}
 	for i, d := range opts.AdditionalDirectories {
-		d, err := checkDir(fmt.Sprintf("additionalDirectories[%d]", i), d)
+		d, err := checkRoot(fmt.Sprintf("additionalDirectories[%d]", i), d)
 		if err != nil {
 			return nil, err
 		}
