@@ -16,6 +16,14 @@ var permissionOptions = []rpc.PermissionOption{
 	{OptionID: rpc.PermissionRejectOnce, Name: "Reject", Kind: rpc.PermissionRejectOnce},
 }
 
+// The options of a request to call an MCP tool (PROTOCOL.md §6): allow
+// always means this tool, for the rest of this session.
+var mcpPermissionOptions = []rpc.PermissionOption{
+	{OptionID: rpc.PermissionAllowOnce, Name: "Allow once", Kind: rpc.PermissionAllowOnce},
+	{OptionID: rpc.PermissionAllowAlways, Name: "Always allow this tool in this session", Kind: rpc.PermissionAllowAlways},
+	{OptionID: rpc.PermissionRejectOnce, Name: "Reject", Kind: rpc.PermissionRejectOnce},
+}
+
 // approver asks the session's host about one change or command. It
 // implements tools.Approver.
 type approver struct{ s *Session }
@@ -33,6 +41,10 @@ type approvalMeta struct {
 // or no client to ask.
 func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) error {
 	s := a.s
+	mcpCall := req.Kind == tools.RequestMCPTool
+	if mcpCall && s.alwaysAllowed(req.Tool) {
+		return nil
+	}
 	if s.opts.RequestPermission == nil {
 		return errors.New("not allowed: there is no client to ask for approval")
 	}
@@ -40,6 +52,9 @@ func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) error
 		SessionID: s.id,
 		ToolCall:  s.permissionToolCall(req),
 		Options:   permissionOptions,
+	}
+	if mcpCall {
+		p.Options = mcpPermissionOptions
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.ApprovalTimeout, errApprovalTimeout)
 	defer cancel()
@@ -58,6 +73,9 @@ func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) error
 	case o.Outcome != rpc.OutcomeSelected:
 		return fmt.Errorf("not allowed: the client answered with unknown outcome %q", o.Outcome)
 	case o.OptionID == rpc.PermissionAllowOnce:
+		return nil
+	case o.OptionID == rpc.PermissionAllowAlways && mcpCall:
+		s.allowAlways(req.Tool)
 		return nil
 	case o.OptionID == rpc.PermissionRejectOnce:
 		return errors.New("not allowed: the user rejected it")
@@ -78,6 +96,9 @@ func (s *Session) permissionToolCall(req tools.ApprovalRequest) rpc.ToolCallUpda
 	}
 	if req.Command != "" {
 		content = append(content, rpc.TextContent("$ "+req.Command))
+	}
+	if req.Kind == tools.RequestMCPTool {
+		content = append(content, rpc.TextContent(mcpPermission(mcpRequest{Server: req.Server, Tool: req.MCPTool, Args: req.Args})))
 	}
 	text := req.Reason
 	if req.Justification != "" {
@@ -103,4 +124,21 @@ func (s *Session) permissionToolCall(req tools.ApprovalRequest) rpc.ToolCallUpda
 		RawInput:   rawJSON(req.Args),
 		Meta:       meta,
 	}
+}
+
+// alwaysAllowed reports whether the user chose "always allow" for the MCP
+// tool called name in this session.
+func (s *Session) alwaysAllowed(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.allowed[name]
+}
+
+func (s *Session) allowAlways(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.allowed == nil {
+		s.allowed = map[string]bool{}
+	}
+	s.allowed[name] = true
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coding-agent/coding-agent/editorsync"
 	"github.com/coding-agent/coding-agent/rpc"
+	"github.com/coding-agent/coding-agent/session/mcp"
 	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
 )
@@ -59,6 +60,13 @@ type Options struct {
 	// MaxTurnRequests bounds the model requests of one prompt; 0 means
 	// DefaultMaxTurnRequests.
 	MaxTurnRequests int
+	// MCPServers are the session's MCP servers (ACP mcpServers), started
+	// with those of config.json whose names they do not use. Their tools
+	// join the built-in ones (see package mcp).
+	MCPServers []mcp.ServerConfig
+	// MCPStartTimeout bounds each MCP server's start; 0 means
+	// config.json's mcpStartTimeoutSeconds, else mcp.DefaultStartTimeout.
+	MCPStartTimeout time.Duration
 	// id, when set, is the session's id (chosen by a host that must know
 	// it before the first callback); reopen says the session is stored
 	// already (see Env.OpenSession).
@@ -78,12 +86,14 @@ type Session struct {
 
 	created time.Time        // the date in the system prompt, stable for the session
 	journal *journal         // nil when sessions are not persisted
+	mcp     *mcp.Set         // nil without MCP servers
 	sync    *editorsync.Sync // nil without editor sync
 
 	// mu guards the fields below.
 	mu        sync.Mutex
 	preset    tools.Preset
-	toolset   *tools.Set // built for preset
+	toolset   *tools.Set      // built for preset
+	allowed   map[string]bool // MCP tools the user always allows in this session
 	model     models.Model
 	history   []models.Message
 	usage     usageState
@@ -164,6 +174,7 @@ func (e *Env) NewSession(opts Options) (*Session, error) {
 	}
 	s.life, s.closeLife = context.WithCancel(context.Background())
 	s.turn, s.cancelTurn = context.WithCancel(s.life)
+	s.startMCP()
 	return s, nil
 }
 
@@ -213,10 +224,7 @@ func (s *Session) SetPreset(p tools.Preset) (bool, error) {
 // started with.
 func (s *Session) buildTools(preset tools.Preset) (*tools.Set, error) {
 	opts := s.env.toolOptions(preset, s.roots[1:])
-	opts.Approver = s.opts.Approver
-	if opts.Approver == nil {
-		opts.Approver = &approver{s: s}
-	}
+	opts.Approver = s.approverOf()
 	opts.Buffers = s.buffers()
 	ts, err := tools.Build(s.tools, s.cwd, opts)
 	if err != nil {
@@ -225,11 +233,22 @@ func (s *Session) buildTools(preset tools.Preset) (*tools.Set, error) {
 	return tools.NewSet(ts...)
 }
 
-// toolSet returns the current tool set.
+// approverOf returns who decides on approvals: the host's Approver, else
+// the client (session/request_permission).
+func (s *Session) approverOf() tools.Approver {
+	if s.opts.Approver != nil {
+		return s.opts.Approver
+	}
+	return &approver{s: s}
+}
+
+// toolSet returns the current tool set: the built-in tools and the
+// current tools of the MCP servers.
 func (s *Session) toolSet() *tools.Set {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.toolset
+	base, preset := s.toolset, s.preset
+	s.mu.Unlock()
+	return s.withMCP(base, preset)
 }
 
 // lookupTool returns the session's tool called name.
@@ -287,6 +306,7 @@ func (s *Session) Close() {
 	s.mu.Unlock()
 	s.closeLife()
 	s.ops.Wait()
+	s.mcp.Close()
 	s.journal.close()
 	s.closeSync()
 }
@@ -412,7 +432,7 @@ func finalUpdate(id string, args json.RawMessage, res tools.Result, diffs []edit
 		u.Status = rpc.ToolStatusFailed
 	}
 	for _, c := range res.Content {
-		u.Content = append(u.Content, rpc.TextContent(c.Text))
+		u.Content = append(u.Content, toolContent(c))
 	}
 	for _, ch := range res.Changes {
 		u.Content = append(u.Content, rpc.DiffContent(ch.Path, ch.OldText, ch.NewText))
@@ -431,4 +451,17 @@ func rawJSON(args json.RawMessage) json.RawMessage {
 		return json.RawMessage(`{}`)
 	}
 	return args
+}
+
+// toolContent is the ACP tool call content of a result's block: text, or
+// an MCP tool's image, audio, resource link or embedded resource.
+func toolContent(c tools.Content) rpc.ToolCallContent {
+	if c.Type == "" || c.Type == rpc.ContentText {
+		return rpc.TextContent(c.Text)
+	}
+	b := rpc.ContentBlock{Type: c.Type, Data: c.Data, MimeType: c.MimeType, URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, Size: c.Size}
+	if r := c.Resource; r != nil {
+		b.Resource = &rpc.EmbeddedResource{URI: r.URI, Text: r.Text, Blob: r.Blob, MimeType: r.MimeType}
+	}
+	return rpc.ToolCallContent{Type: rpc.ToolContentContent, Content: &b}
 }
