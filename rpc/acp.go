@@ -63,7 +63,7 @@ func (r InitializeResponse) MarshalJSON() ([]byte, error) {
 	if r.AuthMethods == nil {
 		r.AuthMethods = []json.RawMessage{}
 	}
-	return json.Marshal(plain(r))
+	return marshal(plain(r))
 }
 
 // AgentCapabilities is what the agent supports (PROTOCOL.md §2).
@@ -257,7 +257,7 @@ func (r ListSessionsResponse) MarshalJSON() ([]byte, error) {
 	if r.Sessions == nil {
 		r.Sessions = []SessionInfo{}
 	}
-	return json.Marshal(plain(r))
+	return marshal(plain(r))
 }
 
 // SessionInfo describes one stored session.
@@ -364,7 +364,7 @@ func TextBlock(text string) ContentBlock { return ContentBlock{Type: ContentText
 // when empty (an empty text block still has "text":"").
 func (b ContentBlock) MarshalJSON() ([]byte, error) {
 	type plain ContentBlock
-	raw, err := json.Marshal(plain(b))
+	raw, err := marshal(plain(b))
 	if err != nil {
 		return nil, err
 	}
@@ -438,14 +438,14 @@ func (n SessionNotification) MarshalJSON() ([]byte, error) {
 	if n.Update == nil {
 		return nil, fmt.Errorf("session/update: update is nil")
 	}
-	body, err := json.Marshal(n.Update)
+	body, err := marshal(n.Update)
 	if err != nil {
 		return nil, err
 	}
-	tag, _ := json.Marshal(n.Update.SessionUpdateKind())
+	tag, _ := marshal(n.Update.SessionUpdateKind())
 	var b bytes.Buffer
 	b.WriteString(`{"sessionId":`)
-	sid, _ := json.Marshal(n.SessionID)
+	sid, _ := marshal(n.SessionID)
 	b.Write(sid)
 	b.WriteString(`,"update":{"sessionUpdate":`)
 	b.Write(tag)
@@ -635,7 +635,7 @@ func DiffContent(path string, oldText *string, newText string) ToolCallContent {
 func (c ToolCallContent) MarshalJSON() ([]byte, error) {
 	switch c.Type {
 	case ToolContentDiff:
-		return json.Marshal(struct {
+		return marshal(struct {
 			Type    string  `json:"type"`
 			Path    string  `json:"path"`
 			OldText *string `json:"oldText"`
@@ -646,18 +646,18 @@ func (c ToolCallContent) MarshalJSON() ([]byte, error) {
 		if c.Content != nil {
 			block = *c.Content
 		}
-		return json.Marshal(struct {
+		return marshal(struct {
 			Type    string       `json:"type"`
 			Content ContentBlock `json:"content"`
 		}{c.Type, block})
 	case ToolContentTerminal:
-		return json.Marshal(struct {
+		return marshal(struct {
 			Type       string `json:"type"`
 			TerminalID string `json:"terminalId"`
 		}{c.Type, c.TerminalID})
 	}
 	type plain ToolCallContent
-	return json.Marshal(plain(c))
+	return marshal(plain(c))
 }
 
 // ToolCallLocation is a file a tool call touches; Line is 1-based, 0 = none.

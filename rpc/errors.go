@@ -77,7 +77,7 @@ func wireError(err error) *jsonrpc2.Error {
 		}
 		we := &jsonrpc2.Error{Code: jsonrpc2.Code(code), Message: e.Message}
 		if e.Data != nil {
-			if raw, merr := json.Marshal(e.Data); merr == nil {
+			if raw, merr := marshal(e.Data); merr == nil {
 				we.Data = raw
 			}
 		}

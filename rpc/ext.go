@@ -22,7 +22,7 @@ func (r ToolsListResponse) MarshalJSON() ([]byte, error) {
 	if r.Tools == nil {
 		r.Tools = []ToolInfo{}
 	}
-	return json.Marshal(plain(r))
+	return marshal(plain(r))
 }
 
 // ToolInfo describes one built-in tool.
@@ -61,7 +61,7 @@ func (r ToolsCallResponse) MarshalJSON() ([]byte, error) {
 	if len(r.Details) == 0 {
 		r.Details = json.RawMessage(`{}`)
 	}
-	return json.Marshal(plain(r))
+	return marshal(plain(r))
 }
 
 // OutputsListRequest is the params of "_coding-agent/outputs/list".
@@ -78,7 +78,7 @@ func (r OutputsListResponse) MarshalJSON() ([]byte, error) {
 	if r.Outputs == nil {
 		r.Outputs = []OutputInfo{}
 	}
-	return json.Marshal(plain(r))
+	return marshal(plain(r))
 }
 
 // OutputInfo describes one retained full-output file.
@@ -107,7 +107,7 @@ func (r OutputsRemoveResponse) MarshalJSON() ([]byte, error) {
 	if r.Removed == nil {
 		r.Removed = []string{}
 	}
-	return json.Marshal(plain(r))
+	return marshal(plain(r))
 }
 
 // DidOpenNotification is the params of "document/didOpen".

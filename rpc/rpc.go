@@ -137,7 +137,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, newAgent func(Clien
 		notifies: newNotifyTable(),
 		running:  make(map[string]*registration),
 	}
-	st.answered = s.owed.pay
+	st.answered = s.answered
+	defer s.runAfter("") // what the connection ended without answering
 	conn := jsonrpc2.NewConn(st, jsonrpc2.WithCodec(stdCodec{}), jsonrpc2.WithPreempter(preempter{s}))
 	s.agent = newAgent(&client{conn: conn, logger: opts.Logger, optIns: &s.optIns})
 	conn.Go(connCtx, s.handle)
@@ -199,9 +200,67 @@ type server struct {
 	owed     debts // calls received and not answered yet
 	optIns   optIns
 
-	// mu guards running: the running calls by id key.
+	// mu guards running (the running calls by id key) and after (the
+	// AfterAnswer functions by id key).
 	mu      sync.Mutex
 	running map[string]*registration
+	after   map[string][]func()
+}
+
+// answerKey is the context key under which a call's handler context holds
+// its id key, for [AfterAnswer].
+type answerKey struct{}
+
+// afterer is what [AfterAnswer] finds in a handler's context.
+type afterer struct {
+	s   *server
+	key string
+}
+
+// AfterAnswer arranges for f to run once the answer to the call being
+// handled with ctx has been written to the client (or the connection ended
+// without writing it). It is the ordering hook for work that must follow an
+// answer, such as starting something once initialize has been answered. f
+// runs on the goroutine that wrote the answer and must not block. Outside a
+// handler's context, f runs at once.
+func AfterAnswer(ctx context.Context, f func()) {
+	a, ok := ctx.Value(answerKey{}).(afterer)
+	if !ok {
+		f()
+		return
+	}
+	a.s.mu.Lock()
+	if a.s.after == nil {
+		a.s.after = map[string][]func(){}
+	}
+	a.s.after[a.key] = append(a.s.after[a.key], f)
+	a.s.mu.Unlock()
+}
+
+// answered is told the id key of every response written.
+func (s *server) answered(key string) {
+	s.owed.pay(key)
+	s.runAfter(key)
+}
+
+// runAfter runs the AfterAnswer functions of key, or of every call when key
+// is "".
+func (s *server) runAfter(key string) {
+	s.mu.Lock()
+	var fs []func()
+	if key == "" {
+		for _, l := range s.after {
+			fs = append(fs, l...)
+		}
+		s.after = nil
+	} else {
+		fs = s.after[key]
+		delete(s.after, key)
+	}
+	s.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // registration is a running call's entry in server.running.
@@ -246,7 +305,7 @@ func (s *server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 	// Register for cancellation before Async hands the read loop over, so a
 	// $/cancel_request that follows on the wire always finds the request.
 	key := idKey(req.ID())
-	hctx, cancel := context.WithCancel(s.base)
+	hctx, cancel := context.WithCancel(context.WithValue(s.base, answerKey{}, afterer{s, key}))
 	reg := &registration{cancel: cancel}
 	s.mu.Lock()
 	s.running[key] = reg
@@ -295,7 +354,7 @@ func (s *server) invoke(ctx context.Context, method string, fn callFunc, params 
 	if err != nil {
 		return nil, err
 	}
-	if raw, err = marshal(result); err != nil {
+	if raw, err = encode(result); err != nil {
 		s.logger.Error("encoding result", "method", method, "error", err)
 		return nil, &Error{Code: CodeInternal, Message: "internal error: encoding result: " + err.Error()}
 	}
@@ -500,7 +559,7 @@ func (c *client) notify(ctx context.Context, method string, v any) error {
 	if !c.optIns.allows(method) {
 		return nil
 	}
-	raw, err := marshal(v)
+	raw, err := encode(v)
 	if err != nil {
 		return fmt.Errorf("%s: encoding params: %w", method, err)
 	}
@@ -522,7 +581,7 @@ func (c *client) FilesChanged(ctx context.Context, n *FilesChangedNotification) 
 
 // RequestPermission implements [Client].
 func (c *client) RequestPermission(ctx context.Context, req *RequestPermissionRequest) (*RequestPermissionResponse, error) {
-	raw, err := marshal(req)
+	raw, err := encode(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding params: %w", MethodRequestPermission, err)
 	}
@@ -584,6 +643,64 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }
 
+// encode is marshal for what goes on the wire: it also undoes the HTML
+// escaping of JSON that other encoders produced (a json.RawMessage made with
+// json.Marshal), so '<', '>' and '&' always go out as themselves.
+func encode(v any) ([]byte, error) {
+	b, err := marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return unescapeHTML(b), nil
+}
+
+// unescapeHTML replaces the escapes \u003c, \u003e and \u0026 in valid JSON
+// by the characters they stand for. In valid JSON a backslash always starts
+// an escape, so escapes are read two bytes at a time from the first
+// backslash on, and an escaped backslash followed by the text "u003c" is left
+// as it is. b is not modified: a new slice is returned when b holds any
+// \u00 escape.
+func unescapeHTML(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`\u00`)) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		k := bytes.IndexByte(b[i:], '\\')
+		if k < 0 {
+			out = append(out, b[i:]...)
+			break
+		}
+		out = append(out, b[i:i+k]...)
+		i += k
+		if i+6 <= len(b) && b[i+1] == 'u' && b[i+2] == '0' && b[i+3] == '0' {
+			if c := htmlChar(b[i+4], b[i+5]); c != 0 {
+				out = append(out, c)
+				i += 6
+				continue
+			}
+		}
+		end := min(i+2, len(b))
+		out = append(out, b[i:end]...)
+		i = end
+	}
+	return out
+}
+
+// htmlChar returns the character of the escape \u00XY when it is one that
+// encoding/json writes for HTML safety, else 0.
+func htmlChar(x, y byte) byte {
+	switch {
+	case x == '3' && (y == 'c' || y == 'C'):
+		return '<'
+	case x == '3' && (y == 'e' || y == 'E'):
+		return '>'
+	case x == '2' && y == '6':
+		return '&'
+	}
+	return 0
+}
+
 // stdCodec is the payload codec: encoding/json semantics (case-insensitive
 // field matching, nil slices as null) instead of the library's json/v2
 // default, matching the ACP types and TypeScript peers.
@@ -593,7 +710,7 @@ func (stdCodec) Marshal(v any) ([]byte, error) {
 	if v == nil {
 		return []byte("null"), nil
 	}
-	return marshal(v)
+	return encode(v)
 }
 
 func (stdCodec) Unmarshal(data []byte, v any) error {

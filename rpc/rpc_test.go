@@ -1,11 +1,13 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -873,4 +875,101 @@ func TestExtensionsOptIn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAfterAnswer checks the ordering hook: what a handler arranges with
+// AfterAnswer runs only once its answer is on the wire. The hook sends a
+// notification, which must therefore follow the answer.
+func TestAfterAnswer(t *testing.T) {
+	a := &fakeAgent{}
+	ran := make(chan struct{})
+	a.initialize = func(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error) {
+		AfterAnswer(ctx, func() {
+			defer close(ran)
+			if err := a.client.SessionUpdate(context.Background(), &SessionNotification{SessionID: "s1", Update: &AgentMessageChunk{Content: TextBlock("after")}}); err != nil {
+				t.Errorf("notification from the hook: %v", err)
+			}
+		})
+		return &InitializeResponse{ProtocolVersion: 1}, nil
+	}
+	p := startPeer(t, FramingNDJSON, a, Options{})
+	id := p.request("initialize", map[string]any{"protocolVersion": 1})
+	if m := p.next(); m.Method != "" || string(m.ID) != fmt.Sprint(id) {
+		t.Fatalf("first message is not the initialize answer: %s", m.raw)
+	}
+	if m := p.next(); m.Method != MethodSessionUpdate {
+		t.Fatalf("second message is not the hook's notification: %s", m.raw)
+	}
+	<-ran
+	// Outside a handler the function runs at once.
+	done := false
+	AfterAnswer(context.Background(), func() { done = true })
+	if !done {
+		t.Fatal("AfterAnswer outside a handler did not run f")
+	}
+}
+
+// TestNoHTMLEscaping checks that '<', '>' and '&' go out as themselves in
+// results, notifications and requests to the client, also inside raw JSON
+// that another encoder HTML-escaped, while a literal backslash-u text stays.
+func TestNoHTMLEscaping(t *testing.T) {
+	const text = `if a < b && c > d { x := "<b>" }`
+	escaped, _ := json.Marshal(map[string]string{"cmd": text, "literal": `\u003c`})
+	a := &fakeAgent{}
+	a.toolsCall = func(ctx context.Context, req *ToolsCallRequest) (*ToolsCallResponse, error) {
+		old := text
+		err := a.client.SessionUpdate(ctx, &SessionNotification{SessionID: "s1", Update: &ToolCallUpdate{
+			ToolCallID: "c1", RawInput: escaped, Content: []ToolCallContent{DiffContent("/w/a.go", &old, text+"\n")},
+		}})
+		return &ToolsCallResponse{Content: []ContentBlock{TextBlock(text)}, Details: escaped}, err
+	}
+	p := startPeer(t, FramingNDJSON, a, Options{})
+	p.initialize()
+	var raws []string
+	id := p.request(MethodToolsCall, map[string]any{"name": "read", "cwd": "/tmp"})
+	m := p.response(id, func(m wireMsg) { raws = append(raws, string(m.raw)) })
+	raws = append(raws, string(m.raw))
+	if len(raws) != 2 {
+		t.Fatalf("got %d messages, want the update and the answer: %q", len(raws), raws)
+	}
+	for _, raw := range raws {
+		for _, bad := range []string{`\u003c`, `\u003e`, `\u0026`} {
+			if strings.Contains(strings.ReplaceAll(raw, `\\u003c`, ""), bad) {
+				t.Errorf("%s on the wire: %s", bad, raw)
+			}
+		}
+		mustContain(t, raw, `a < b && c > d`)
+		mustContain(t, raw, `"literal":"\\u003c"`)
+		var v any
+		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+			t.Errorf("invalid JSON on the wire: %v: %s", err, raw)
+		}
+	}
+}
+
+// FuzzUnescapeHTML checks that undoing HTML escaping keeps any string's
+// JSON encoding valid and equal in meaning, and removes the escapes.
+func FuzzUnescapeHTML(f *testing.F) {
+	for _, s := range []string{"", "<>&", `\u003c`, `\\u003c`, "a\\<b", "\u2028<\x00\"", `\`, "é&<\\"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		in, err := json.Marshal(map[string]string{s: s})
+		if err != nil {
+			t.Skip()
+		}
+		out := unescapeHTML(in)
+		var got map[string]string
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("unescapeHTML(%s) = %s: invalid JSON: %v", in, out, err)
+		}
+		var want map[string]string
+		_ = json.Unmarshal(in, &want)
+		if len(got) != 1 || !maps.Equal(got, want) {
+			t.Fatalf("unescapeHTML(%s) = %s: decodes to %q, want %q", in, out, got, want)
+		}
+		if !strings.Contains(s, `u00`) && (bytes.Contains(out, []byte(`\u003c`)) || bytes.Contains(out, []byte(`\u0026`))) {
+			t.Fatalf("unescapeHTML(%s) = %s: escape left", in, out)
+		}
+	})
 }

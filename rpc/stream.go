@@ -196,6 +196,19 @@ func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 	if err != nil {
 		return 0, fmt.Errorf("encoding message: %w", err)
 	}
+	n, err := s.writeFrame(body)
+	if err == nil && s.answered != nil {
+		// Outside the write lock: what runs once an answer is written may
+		// write messages itself.
+		if key, ok := responseKey(body); ok {
+			s.answered(key)
+		}
+	}
+	return n, err
+}
+
+// writeFrame writes one framed message.
+func (s *stream) writeFrame(body []byte) (int64, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.writeErr != nil {
@@ -212,11 +225,6 @@ func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 		s.writeErr = fmt.Errorf("writing message: %w", err)
 		close(s.writeDone)
 		return int64(n), s.writeErr
-	}
-	if s.answered != nil {
-		if key, ok := responseKey(body); ok {
-			s.answered(key)
-		}
 	}
 	return int64(n), nil
 }

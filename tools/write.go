@@ -253,14 +253,16 @@ func (m *mutator) mutate(ctx context.Context, call Call, path, justification str
 		return a, nil
 	}
 	a.line = firstChangedLine(a.old, a.new)
-	oldName := abs
+	// The diff names the file really written: the target behind a symlink,
+	// not the path as the model wrote it.
+	oldName := canon
 	if !a.existed {
 		oldName = "/dev/null"
 	}
 	if spans != nil {
-		a.diff = diffSpans(oldName, abs, a.old, a.new, alignSpans(a.old, a.new, spans), maxDiffBytes)
+		a.diff = diffSpans(oldName, canon, a.old, a.new, alignSpans(a.old, a.new, spans), maxDiffBytes)
 	} else {
-		a.diff = unifiedDiff(oldName, abs, a.old, a.new, maxDiffBytes)
+		a.diff = unifiedDiff(oldName, canon, a.old, a.new, maxDiffBytes)
 	}
 
 	mut := mutation{tool: m.tool, call: call, abs: abs, canon: canon, diff: a.diff, justification: justification}

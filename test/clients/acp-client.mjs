@@ -91,7 +91,8 @@ try {
     checkEq(p0?.options.map((o) => o.optionId).join(","), "allow_once,reject_once", "permission: options");
     const diff = p0?.toolCall.content?.find((c) => c.type === "diff");
     check(diff && diff.oldText === null && diff.newText === "approved\n", "permission: diff of a new file");
-    check(p0?.toolCall.content?.some((c) => c.type === "content" && c.content.text === "Create the file you asked for."), "permission: justification text");
+    check(p0?.toolCall.content?.some((c) => c.type === "content" && c.content.text === "The model's reason: Create the file you asked for."), "permission: justification text");
+    check(p0?.toolCall.content?.some((c) => c.type === "content" && c.content.text.startsWith("Policy: ")), "permission: the policy's reason beside the justification");
     checkEq(p0?.toolCall._meta?.["coding-agent"]?.request, "file-change", "permission: _meta request");
 
     // An edit the client rejects: not dispatched, the file is unchanged.
