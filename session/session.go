@@ -131,6 +131,7 @@ type state struct {
 	model     models.Model
 	history   []models.Message
 	usage     usageState
+	thought   string // the reasoning effort: "" (the model's default), low, medium or high
 	prompting bool
 	closed    bool
 	// warnedUnsaved says the client was told the session is not saved.
