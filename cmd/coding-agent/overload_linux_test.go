@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,7 +24,14 @@ import (
 func TestClientThatStopsReading(t *testing.T) {
 	const n = 20000
 	const limit = 100 << 20
-	cmd := agentCmd(t, "serve", "--data-dir", t.TempDir(), "--log-level", "error")
+	// The agent as users run it: built without the race detector, whose
+	// shadow memory (and slowness) the test binary may carry.
+	bin := filepath.Join(t.TempDir(), "coding-agent")
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "serve", "--data-dir", t.TempDir(), "--log-level", "error")
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -38,12 +48,19 @@ func TestClientThatStopsReading(t *testing.T) {
 	outW.Close()
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	out := bufio.NewReaderSize(outR, 1<<20)
-	readMsg := func() map[string]any {
+	type answer struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	readMsg := func() answer {
 		line, err := out.ReadBytes('\n')
 		if err != nil {
 			t.Fatalf("reading the agent's output: %v", err)
 		}
-		var m map[string]any
+		var m answer
 		if err := json.Unmarshal(line, &m); err != nil {
 			t.Fatalf("invalid JSON from the agent: %v: %q", err, line)
 		}
@@ -52,8 +69,8 @@ func TestClientThatStopsReading(t *testing.T) {
 	if _, err := inW.WriteString(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n"); err != nil {
 		t.Fatal(err)
 	}
-	if m := readMsg(); m["id"] != 1.0 || m["result"] == nil {
-		t.Fatalf("initialize: %v", m)
+	if m := readMsg(); string(m.ID) != "1" || m.Result == nil {
+		t.Fatalf("initialize: %+v", m)
 	}
 
 	// The writer stops when a write makes no progress for a while: the
@@ -106,21 +123,21 @@ func TestClientThatStopsReading(t *testing.T) {
 	busy := 0
 	for len(answers) < n {
 		m := readMsg()
-		id, ok := m["id"].(float64)
-		if !ok {
-			t.Fatalf("a message without a numeric id: %v", m)
+		id, err := strconv.Atoi(string(m.ID))
+		if err != nil || id < 2 || id >= 2+n {
+			t.Fatalf("an answer with id %s, not one of the requests", m.ID)
 		}
-		answers[int(id)]++
-		if answers[int(id)] > 1 {
-			t.Fatalf("request %d answered twice", int(id))
+		answers[id]++
+		if answers[id] > 1 {
+			t.Fatalf("request %d answered twice", id)
 		}
-		if e, ok := m["error"].(map[string]any); ok {
-			if e["code"] != -32001.0 {
-				t.Fatalf("request %d: unexpected error %v", int(id), e)
+		if m.Error != nil {
+			if m.Error.Code != -32001 {
+				t.Fatalf("request %d: unexpected error %d", id, m.Error.Code)
 			}
 			busy++
-		} else if m["result"] == nil {
-			t.Fatalf("request %d: neither result nor error: %v", int(id), m)
+		} else if m.Result == nil {
+			t.Fatalf("request %d: neither result nor error", id)
 		}
 	}
 	if err := <-written; err != nil {
@@ -130,8 +147,8 @@ func TestClientThatStopsReading(t *testing.T) {
 	if _, err := inW.WriteString(`{"jsonrpc":"2.0","id":"last","method":"_coding-agent/tools/list","params":{}}` + "\n"); err != nil {
 		t.Fatal(err)
 	}
-	if m := readMsg(); m["id"] != "last" || m["result"] == nil {
-		t.Fatalf("request after the flood: %v", m)
+	if m := readMsg(); string(m.ID) != `"last"` || m.Result == nil {
+		t.Fatalf("request after the flood: %+v", m)
 	}
 	hwm := vmHWM(t, cmd.Process.Pid)
 	t.Logf("%d requests: %d answered with a result, %d with -32001; agent peak RSS (VmHWM) %.1f MiB", n, n-busy, busy, float64(hwm)/(1<<20))
