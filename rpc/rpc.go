@@ -155,7 +155,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, newAgent func(Clien
 		notifies: newNotifyTable(),
 		running:  make(map[string]*registration),
 	}
-	st.answered = s.answered
+	st.writing, st.answered = s.owed.pay, s.runAfter
 	defer s.runAfter("") // what the connection ended without answering
 	conn := jsonrpc2.NewConn(st, jsonrpc2.WithCodec(stdCodec{}), jsonrpc2.WithPreempter(preempter{s}))
 	s.agent = newAgent(&client{conn: conn, logger: opts.Logger, optIns: &s.optIns})
@@ -255,12 +255,6 @@ func AfterAnswer(ctx context.Context, f func()) {
 	}
 	a.s.after[a.key] = append(a.s.after[a.key], f)
 	a.s.mu.Unlock()
-}
-
-// answered is told the id key of every response written.
-func (s *server) answered(key string) {
-	s.owed.pay(key)
-	s.runAfter(key)
 }
 
 // runAfter runs the AfterAnswer functions of key, or of every call when key

@@ -1002,9 +1002,10 @@ func TestCallsInFlightBound(t *testing.T) {
 		t.Fatalf("third call: got %s, want error %d", m.raw, CodeServerBusy)
 	}
 	close(release)
-	for _, id := range []int{first, second} {
-		if m := p.response(id, func(wireMsg) {}); m.Error != nil {
-			t.Fatalf("blocked call %d: %s", id, m.raw)
+	for range 2 {
+		m := p.next()
+		if id := string(m.ID); (id != fmt.Sprint(first) && id != fmt.Sprint(second)) || m.Error != nil {
+			t.Fatalf("want the answers to the blocked calls %d and %d, got %s", first, second, m.raw)
 		}
 	}
 	if m := p.call(MethodToolsCall, map[string]any{"name": "read", "cwd": "/tmp"}); m.Error != nil {
