@@ -76,9 +76,15 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content) (StopReason, err
 		if ctx.Err() != nil {
 			return StopCancelled, nil
 		}
+		// The tool set of each model request: an MCP server may have
+		// changed its tools (notifications/tools/list_changed) since the
+		// last one.
+		set := s.toolSet()
+		specs := toolSpecs(set)
+		system := s.systemPrompt(specs)
 		t := &turn{s: s, ctx: ctx, tools: set, msgID: newID("msg")}
 		info := s.modelInfo(ctx, model)
-		req := models.Request{System: system, Messages: s.History(), Tools: specs, Thinking: s.thinking()}
+		req := models.Request{System: system, Messages: s.History(), Tools: specs, Thinking: s.Thinking()}
 		if s.needsCompaction(info, req) {
 			if err := s.compact(ctx, model, info, system, specs, compactAuto, ""); err != nil {
 				s.env.Logger.Warn("compaction failed; sending the whole conversation", "session", s.id, "err", err)
@@ -156,6 +162,7 @@ type turn struct {
 	byIndex  map[int]*pendingCall
 	usage    models.Usage
 	gotUsage bool
+	redacted []string // redacted thinking blocks, replayed verbatim
 }
 
 // pendingCall is a tool call the model is emitting.
@@ -184,6 +191,9 @@ func (t *turn) stream(model models.Model, req models.Request) (string, error) {
 			t.thinking.WriteString(ev.Text)
 			if ev.Signature != "" {
 				t.sig = ev.Signature
+			}
+			if ev.Redacted != "" {
+				t.redacted = append(t.redacted, ev.Redacted)
 			}
 			if ev.Text != "" {
 				t.s.emit(&ThoughtChunk{Text: ev.Text, MessageID: t.thinkID})
@@ -235,6 +245,9 @@ func (t *turn) assistant() models.Message {
 	m := models.Message{Role: models.RoleAssistant}
 	if t.thinking.Len() > 0 || t.sig != "" {
 		m.Parts = append(m.Parts, models.Part{Kind: models.PartThinking, Text: t.thinking.String(), Signature: t.sig})
+	}
+	for _, d := range t.redacted {
+		m.Parts = append(m.Parts, models.Part{Kind: models.PartThinking, Data: d})
 	}
 	if t.text.Len() > 0 {
 		m.Parts = append(m.Parts, models.Part{Kind: models.PartText, Text: t.text.String()})
@@ -301,8 +314,11 @@ func toolResult(id, text string, isError bool) models.Part {
 // resultText is what the model is told of a tool result.
 func resultText(res tools.Result) string {
 	var b strings.Builder
-	for i, c := range res.Content {
-		if i > 0 {
+	for _, c := range res.Content {
+		if c.Type != "" && c.Type != ContentText {
+			continue // an MCP tool's image or resource: described in its text
+		}
+		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
 		b.WriteString(c.Text)
