@@ -69,16 +69,20 @@ func BenchmarkMCPSessionNew(b *testing.B) {
 
 // BenchmarkMCPToolCall is one call of the fixture's add tool (validated
 // against its schema, readOnlyHint: no approval):
+//
 //   - sdk: the official SDK's client calling the server directly (the
 //     baseline);
+//
 //   - set: through session/mcp in process (validation, dispatch, result
 //     conversion): what our layer adds;
+//
 //   - agent: a _coding-agent/tools/call through the binary's stdio, session
 //     updates included;
+//
 //   - agent-read: the same request for the built-in read of a small file,
 //     the protocol's own cost for comparison.
 //
-//	go test ./bench -run '^$' -bench MCPToolCall -benchtime 2000x
+//     go test ./bench -run '^$' -bench MCPToolCall -benchtime 2000x
 func BenchmarkMCPToolCall(b *testing.B) {
 	args := map[string]any{"a": 2, "b": 3}
 	b.Run("sdk", func(b *testing.B) {
