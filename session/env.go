@@ -47,6 +47,10 @@ type Env struct {
 	Model string
 	// ModelOptions tune the model clients (retries, timeouts).
 	ModelOptions models.Options
+	// MCPExecutable is the binary re-executed as the supervisor of stdio
+	// MCP servers (it must call mcp.MaybeRunSupervisor first); empty means
+	// this process's executable.
+	MCPExecutable string
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
 	// MaxCommands caps the bash commands running at once across every
@@ -80,8 +84,13 @@ type Env struct {
 	cached    sandbox.Status
 	cachedOK  bool
 
+	// openMu serializes creating, opening and attaching sessions, so that
+	// an id is open once.
+	openMu sync.Mutex
+
 	// mu guards the fields below.
 	mu       sync.Mutex
+	open     map[string]*state // the open sessions, by id
 	shutdown bool
 	cancels  map[*context.CancelFunc]struct{}
 }
