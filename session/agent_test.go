@@ -327,7 +327,7 @@ func TestAgentPromptWithoutModel(t *testing.T) {
 	c := startAgent(t, env)
 	sid := newSession(t, c, t.TempDir(), nil)
 	err := c.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}, nil)
-	if err == nil || err.Code != -32010 || !strings.Contains(string(err.Data), "ANTHROPIC_API_KEY") || !strings.Contains(err.Message, "--model") {
+	if err == nil || err.Code != -32000 || !strings.Contains(string(err.Data), "ANTHROPIC_API_KEY") || !strings.Contains(err.Message, "--model") {
 		t.Errorf("prompt without a model: %+v", err)
 	}
 }
