@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/coding-agent/coding-agent/sandbox/fspath"
 )
 
 // Doc is a copy of one open document's state.
@@ -84,7 +86,7 @@ func (d *Documents) Open(uri, languageID string, version int, text string) error
 		return fmt.Errorf("didOpen: %w", err)
 	}
 	st := &docState{Doc: Doc{URI: uri, Path: path, LanguageID: languageID, Version: version, Text: text}}
-	st.canon = canonical(path)
+	st.canon = fspath.CanonicalOr(path)
 	st.disk = readDisk(path)
 	st.diskOK = true
 	st.synced = st.disk
@@ -274,7 +276,7 @@ func (d *Documents) lookupLocked(path string) *docState {
 	if len(d.canon) == 0 {
 		return nil
 	}
-	return d.canon[canonical(path)]
+	return d.canon[fspath.CanonicalOr(path)]
 }
 
 func (st *docState) dirtyLocked() bool {
@@ -312,20 +314,4 @@ func readDisk(path string) diskState {
 	ds.exists = true
 	h.Sum(ds.sum[:0])
 	return ds
-}
-
-// canonical resolves symlinks in path. For a path that does not exist, the
-// existing parent is resolved and the rest appended.
-func canonical(path string) string {
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		return p
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" || dir == path {
-		return path
-	}
-	if p, err := filepath.EvalSymlinks(filepath.Clean(dir)); err == nil {
-		return filepath.Join(p, base)
-	}
-	return path
 }

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/coding-agent/coding-agent/sandbox/fspath"
 )
 
 // Defaults for [Options].
@@ -260,7 +262,7 @@ func New(opts Options) (*Sync, error) {
 		if !fi.IsDir() {
 			return nil, fmt.Errorf("roots[%d]: %q is not a directory", i, r)
 		}
-		s.roots = append(s.roots, canonical(filepath.Clean(r)))
+		s.roots = append(s.roots, fspath.CanonicalOr(r))
 	}
 	s.docs.watch = s.watchDoc
 	s.docs.unwatch = s.unwatchDoc
@@ -437,7 +439,7 @@ func (s *Sync) FinishCall(callID string) {
 // EndCall. Call it before the file is renamed into place; a record is
 // matched once and expires after ten seconds.
 func (s *Sync) RecordWrite(path, sum, callID, tool string) {
-	path = canonical(filepath.Clean(path))
+	path = fspath.CanonicalOr(path)
 	s.callMu.Lock()
 	defer s.callMu.Unlock()
 	s.writes[path] = recordedWrite{sum: sum, origin: Origin{ToolCallID: callID, Tool: tool}, at: time.Now()}
@@ -819,7 +821,7 @@ func (s *Sync) watchDoc(path string) {
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() <= DefaultMaxFileBytes {
 		s.readText(path, keyOf(fi), DefaultMaxFileBytes)
 	}
-	dir := filepath.Dir(canonical(path))
+	dir := filepath.Dir(fspath.CanonicalOr(path))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if dw := s.dirs[dir]; dw != nil {
@@ -845,7 +847,7 @@ func (s *Sync) watchDoc(path string) {
 // unwatchDoc drops the watch of a closed document's directory when nothing
 // else needs it.
 func (s *Sync) unwatchDoc(path string) {
-	dir := filepath.Dir(canonical(path))
+	dir := filepath.Dir(fspath.CanonicalOr(path))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	dw := s.dirs[dir]

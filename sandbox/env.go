@@ -4,6 +4,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/coding-agent/coding-agent/sandbox/fspath"
 )
 
 // secretPatterns match names of variables that look like secrets, or that
@@ -95,7 +97,7 @@ func sandboxEnv(env, allow, roots []string, temp string) []string {
 		if !ok && home != "" {
 			v = filepath.Join(home, c.home)
 		}
-		if v != "" && filepath.IsAbs(v) && within(filepath.Clean(v), roots) {
+		if v != "" && filepath.IsAbs(v) && fspath.WithinAny(filepath.Clean(v), roots) {
 			continue
 		}
 		set(c.name, filepath.Join(temp, c.sub))

@@ -17,6 +17,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/coding-agent/coding-agent/sandbox/fspath"
 )
 
 // helper is the re-executed process: PID 1 of the sandbox's namespaces (or,
@@ -470,7 +472,7 @@ func (h *helper) setupMounts() error {
 	}
 	var bound []string
 	for _, k := range keep {
-		if !within(k.path, h.masked) || slices.Contains(bound, k.path) || (!k.rw && within(k.path, c.Roots)) {
+		if !fspath.WithinAny(k.path, h.masked) || slices.Contains(bound, k.path) || (!k.rw && fspath.WithinAny(k.path, c.Roots)) {
 			continue
 		}
 		if err := os.MkdirAll(k.path, 0o755); err != nil {
@@ -513,7 +515,7 @@ func (h *helper) setupMounts() error {
 	for _, o := range ops {
 		var st unix.Stat_t
 		if err := unix.Lstat(o.path, &st); err != nil {
-			if errors.Is(err, unix.ENOENT) && !within(o.path, c.Roots) {
+			if errors.Is(err, unix.ENOENT) && !fspath.WithinAny(o.path, c.Roots) {
 				continue // hidden by a private tmpfs: nothing to protect
 			}
 			return fmt.Errorf("protect %s: %w", o.path, err)

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/coding-agent/coding-agent/sandbox/fspath"
 )
 
 // GitName is the protected name found at any depth of the writable roots.
@@ -34,7 +36,7 @@ func (pl *plan) protect(explicit []string, findGit func(root string) ([]gitEntry
 		}
 		if exists {
 			prot = append(prot, c)
-		} else if within(c, pl.roots) {
+		} else if fspath.WithinAny(c, pl.roots) {
 			missing = append(missing, c)
 		}
 	}
@@ -50,7 +52,7 @@ func (pl *plan) protect(explicit []string, findGit func(root string) ([]gitEntry
 				extra, miss := gitdirTargets(g.path)
 				prot = append(prot, extra...)
 				for _, m := range miss {
-					if within(m, pl.roots) {
+					if fspath.WithinAny(m, pl.roots) {
 						missing = append(missing, m)
 					}
 				}
@@ -93,7 +95,7 @@ func canonProtected(p string) (string, bool, error) {
 		if p == "/" {
 			return p, true, nil
 		}
-		parent, err := filepath.EvalSymlinks(filepath.Dir(p))
+		parent, err := fspath.Canonical(filepath.Dir(p))
 		if err != nil {
 			return "", false, fmt.Errorf("sandbox policy: protected path %s: %w", p, err)
 		}
@@ -109,7 +111,7 @@ func canonProtected(p string) (string, bool, error) {
 				break
 			}
 		}
-		anc, err := filepath.EvalSymlinks(cur)
+		anc, err := fspath.Canonical(cur)
 		if err != nil {
 			return "", false, fmt.Errorf("sandbox policy: protected path %s: %w", p, err)
 		}
@@ -226,8 +228,10 @@ func gitdirTargets(gitFile string) (exist, missing []string) {
 		c, ok, err := canonProtected(p)
 		switch {
 		case err != nil: // a symlink: protect what it resolves to
-			if r, err := filepath.EvalSymlinks(p); err == nil {
-				exist = append(exist, r)
+			if r, err := fspath.Canonical(p); err == nil {
+				if _, err := os.Lstat(r); err == nil {
+					exist = append(exist, r)
+				}
 			}
 		case ok:
 			exist = append(exist, c)
@@ -294,16 +298,6 @@ func isEmptyDir(p string) bool {
 	defer f.Close()
 	names, _ := f.Readdirnames(1)
 	return len(names) == 0
-}
-
-// within reports whether p is one of dirs or below one of them.
-func within(p string, dirs []string) bool {
-	for _, d := range dirs {
-		if p == d || strings.HasPrefix(p, d+"/") || d == "/" {
-			return true
-		}
-	}
-	return false
 }
 
 func dedupe(s []string) []string {

@@ -29,6 +29,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/coding-agent/coding-agent/sandbox/fspath"
 )
 
 // Preset is the write policy of a sandboxed command.
@@ -391,7 +393,7 @@ func (s *Sandbox) plan(p Policy, dir string) (*plan, error) {
 	} else {
 		pl.visible = dedupe(roots)
 	}
-	if !within(pl.dir, pl.roots) {
+	if !fspath.WithinAny(pl.dir, pl.roots) {
 		pl.visible = dedupe(append(pl.visible, pl.dir))
 	}
 	if err := pl.protect(p.Protected, s.git.find); err != nil {
@@ -407,7 +409,7 @@ func canonDir(field, path string) (string, error) {
 	if !filepath.IsAbs(path) {
 		return "", fmt.Errorf("sandbox policy: %s %q %w", field, path, errNotAbs)
 	}
-	c, err := filepath.EvalSymlinks(path)
+	c, err := fspath.Canonical(path)
 	if err != nil {
 		return "", fmt.Errorf("sandbox policy: %s: %w", field, err)
 	}

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"syscall"
+
+	"github.com/coding-agent/coding-agent/sandbox/fspath"
 )
 
 // sandboxExec is the only sandbox-exec used; PATH is never consulted.
@@ -40,7 +41,7 @@ func (s *Sandbox) command(ctx context.Context, st Status, pl *plan, script strin
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: private temp: %w", err)
 	}
-	temp, err := filepath.EvalSymlinks(dir)
+	temp, err := fspath.Canonical(dir)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("sandbox: private temp: %w", err)

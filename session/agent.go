@@ -116,21 +116,25 @@ func (a *Agent) NewSession(ctx context.Context, req *rpc.NewSessionRequest) (*rp
 	}
 	a.add(s)
 	a.env.Logger.Info("session created", "session", s.ID(), "cwd", s.Cwd(), "preset", s.Preset(), "tools", s.Tools())
-	return &rpc.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Preset()), ConfigOptions: a.configOptions(s)}, nil
+	return &rpc.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions())}, nil
 }
 
 // wire connects a session's callbacks to this connection: updates become
 // session/update notifications, approvals session/request_permission, and
 // the model is the configured default.
 func (a *Agent) wire(opts *Options, sid string) {
-	opts.OnUpdate = func(u rpc.SessionUpdate) {
+	opts.OnEvent = func(ev Event) {
+		u := wireUpdate(ev)
+		if u == nil {
+			return
+		}
 		// Notifications are written in order; a closed connection only
 		// loses updates nobody can read any more.
 		if err := a.client.SessionUpdate(context.Background(), &rpc.SessionNotification{SessionID: sid, Update: u}); err != nil {
 			a.env.Logger.Debug("session/update not sent", "session", sid, "err", err)
 		}
 	}
-	opts.RequestPermission = a.client.RequestPermission
+	opts.Approve = acpApprover(a.client.RequestPermission)
 	opts.OnFilesChanged = func(batch []editorsync.Change) {
 		if err := a.client.FilesChanged(context.Background(), filesChanged(sid, batch)); err != nil {
 			a.env.Logger.Debug("files_changed not sent", "session", sid, "err", err)
@@ -198,11 +202,11 @@ func (a *Agent) LoadSession(ctx context.Context, req *rpc.LoadSessionRequest) (*
 		}
 	}
 	if u := s.replayUsage(ctx); u != nil {
-		if err := a.client.SessionUpdate(ctx, &rpc.SessionNotification{SessionID: s.ID(), Update: u}); err != nil {
+		if err := a.client.SessionUpdate(ctx, &rpc.SessionNotification{SessionID: s.ID(), Update: wireUpdate(u)}); err != nil {
 			return nil, err
 		}
 	}
-	return &rpc.LoadSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: a.configOptions(s)}, nil
+	return &rpc.LoadSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions())}, nil
 }
 
 // ResumeSession answers session/resume: like load, without the replay.
@@ -211,7 +215,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req *rpc.ResumeSessionRequest
 	if err != nil {
 		return nil, err
 	}
-	return &rpc.ResumeSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: a.configOptions(s)}, nil
+	return &rpc.ResumeSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions())}, nil
 }
 
 // reopen returns the session id: the open one of this connection, or the
@@ -321,11 +325,11 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req *rpc.SetSessionC
 			return nil, rpc.InvalidParams("value", err.Error())
 		}
 		s.SetModel(m)
-		s.emit(&rpc.ConfigOptionUpdate{ConfigOptions: a.configOptions(s.Session)})
+		s.emit(&ConfigChanged{Options: s.ConfigOptions()})
 	default:
 		return nil, rpc.InvalidParams("configId", fmt.Sprintf("unknown config option %q (valid: preset, model)", req.ConfigID))
 	}
-	return &rpc.SetSessionConfigOptionResponse{ConfigOptions: a.configOptions(s.Session)}, nil
+	return &rpc.SetSessionConfigOptionResponse{ConfigOptions: wireConfigOptions(s.ConfigOptions())}, nil
 }
 
 // setPreset changes the session's preset and confirms the change with
@@ -339,8 +343,8 @@ func (a *Agent) setPreset(s *agentSession, value, field string) error {
 		return rpc.InvalidParams(field, err.Error())
 	}
 	a.env.Logger.Info("session preset changed", "session", s.ID(), "preset", p)
-	s.emit(&rpc.CurrentModeUpdate{CurrentModeID: string(p)})
-	s.emit(&rpc.ConfigOptionUpdate{ConfigOptions: a.configOptions(s.Session)})
+	s.emit(&ModeChanged{Preset: p})
+	s.emit(&ConfigChanged{Options: s.ConfigOptions()})
 	return nil
 }
 
@@ -358,7 +362,7 @@ func (a *Agent) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.Prompt
 			s.SetModel(m)
 		}
 	}
-	stop, err := s.Prompt(ctx, req.Prompt)
+	stop, err := s.Prompt(ctx, sdkPrompt(req.Prompt))
 	switch {
 	case errors.Is(err, ErrNoModel):
 		return nil, a.noModelError()
@@ -367,7 +371,7 @@ func (a *Agent) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.Prompt
 	case err != nil:
 		return nil, paramErr(err, "")
 	}
-	return &rpc.PromptResponse{StopReason: stop}, nil
+	return &rpc.PromptResponse{StopReason: string(stop)}, nil
 }
 
 // Cancel handles session/cancel: it ends the session's work in flight;
@@ -419,7 +423,7 @@ func toWire(res tools.Result) *rpc.ToolsCallResponse {
 	for _, c := range res.Content {
 		out.Content = append(out.Content, rpc.TextBlock(c.Text))
 	}
-	if raw, err := json.Marshal(res.Details); err == nil {
+	if raw, err := marshalNoEscape(res.Details); err == nil {
 		out.Details = raw
 	}
 	return out
@@ -537,36 +541,14 @@ func paramErr(err error, prefix string) error {
 }
 
 // presetModes describes the presets as ACP modes.
-var presetModes = []rpc.SessionMode{
-	{ID: string(tools.ReadOnly), Name: "Read only", Description: "Tools may read anywhere; edits, writes and commands that write outside a private temp directory need approval."},
-	{ID: string(tools.WorkspaceWrite), Name: "Workspace write", Description: "Edits and sandboxed commands may write inside the workspace; anything else needs approval."},
-	{ID: string(tools.FullAccess), Name: "Full access", Description: "No sandbox: commands and edits run with your permissions. Protected storage (.git, the agent's data) stays protected."},
-}
+var presetModes = func() []rpc.SessionMode {
+	var modes []rpc.SessionMode
+	for _, v := range presetValues {
+		modes = append(modes, rpc.SessionMode{ID: v.Value, Name: v.Name, Description: v.Description})
+	}
+	return modes
+}()
 
 func modeState(p tools.Preset) *rpc.SessionModeState {
 	return &rpc.SessionModeState{CurrentModeID: string(p), AvailableModes: slices.Clone(presetModes)}
-}
-
-// configOptions is the full list of a session's config options: the
-// preset (category mode) and the model (category model).
-func (a *Agent) configOptions(s *Session) []rpc.SessionConfigOption {
-	p := s.Preset()
-	preset := rpc.SessionConfigOption{
-		ID: "preset", Name: "Permissions", Category: rpc.ConfigCategoryMode, Type: rpc.ConfigTypeSelect,
-		CurrentValue: string(p),
-	}
-	for _, m := range presetModes {
-		preset.Options = append(preset.Options, rpc.SessionConfigSelectOption{Value: m.ID, Name: m.Name, Description: m.Description})
-	}
-	model := rpc.SessionConfigOption{
-		ID: "model", Name: "Model", Category: rpc.ConfigCategoryModel, Type: rpc.ConfigTypeSelect,
-		Options: []rpc.SessionConfigSelectOption{},
-	}
-	if m := s.Model(); m != nil {
-		model.CurrentValue = m.Name()
-	}
-	for _, name := range a.env.configuredModels(model.CurrentValue) {
-		model.Options = append(model.Options, rpc.SessionConfigSelectOption{Value: name, Name: name})
-	}
-	return []rpc.SessionConfigOption{preset, model}
 }

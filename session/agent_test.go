@@ -514,7 +514,7 @@ func TestAgentLoadReplaysAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("hi")}); err != nil {
+	if _, err := s.Prompt(context.Background(), []Content{Text("hi")}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -532,10 +532,16 @@ func TestAgentLoadReplaysAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The replay is sent before the answer, so it is all here.
-	got := updateKinds(c.drain())
-	want := "user_message_chunk,agent_message_chunk,agent_message_chunk"
+	replay := c.drain()
+	got := updateKinds(replay)
+	// The journal holds one record per message: the two streamed chunks
+	// come back as one.
+	want := "user_message_chunk,agent_message_chunk"
 	if strings.Join(got, ",") != want {
 		t.Errorf("replay %q, want %s", got, want)
+	}
+	if raw, _ := json.Marshal(replay); !strings.Contains(string(raw), `"text":"Hello there."`) {
+		t.Errorf("replayed message is not the whole answer: %s", raw)
 	}
 	if !strings.Contains(logs.String(), "mcp-files") && !strings.Contains(logs.String(), "files") {
 		t.Errorf("no warning about the MCP server in the log:\n%s", logs.String())

@@ -2,108 +2,94 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
-	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/display"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
-// The permission options offered for every request (PROTOCOL.md §6).
-var permissionOptions = []rpc.PermissionOption{
-	{OptionID: rpc.PermissionAllowOnce, Name: "Allow once", Kind: rpc.PermissionAllowOnce},
-	{OptionID: rpc.PermissionRejectOnce, Name: "Reject", Kind: rpc.PermissionRejectOnce},
-}
-
 // approver asks the session's host about one change or command. It
-// implements tools.Approver.
+// implements tools.Approver for the session's tools.
 type approver struct{ s *Session }
 
-// approvalMeta is _meta["coding-agent"] of a permission request.
-type approvalMeta struct {
-	Justification string `json:"justification,omitempty"`
-	Reason        string `json:"reason"`
-	Request       string `json:"request"`
-}
-
-// Approve sends session/request_permission and returns nil only when the
-// client selected allow_once. Every other outcome is an error that says
-// which: rejected, cancelled, timed out, an error answer, an unknown option,
-// or no client to ask.
+// Approve asks the host (Options.Approve) and returns nil only when it
+// allowed the request; a request allowed always before is allowed without
+// asking. Every other outcome is an error that says which: rejected,
+// cancelled, timed out, the host's error, or no host to ask.
 func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) error {
 	s := a.s
-	if s.opts.RequestPermission == nil {
+	ask := s.opts.Approve
+	if ask == nil {
 		return errors.New("not allowed: there is no client to ask for approval")
 	}
-	p := &rpc.RequestPermissionRequest{
-		SessionID: s.id,
-		ToolCall:  s.permissionToolCall(req),
-		Options:   permissionOptions,
+	key := approvalKey(req)
+	s.mu.Lock()
+	always := s.allowed[key]
+	s.mu.Unlock()
+	if always {
+		return nil
 	}
+	r := s.approvalRequest(req)
 	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.ApprovalTimeout, errApprovalTimeout)
 	defer cancel()
-	resp, err := s.opts.RequestPermission(ctx, p)
+	d, err := ask(ctx, r)
 	switch {
 	case errors.Is(context.Cause(ctx), errApprovalTimeout):
 		return fmt.Errorf("not allowed: the approval request timed out after %s without an answer", s.opts.ApprovalTimeout)
 	case ctx.Err() != nil:
 		return fmt.Errorf("not allowed: the approval request was cancelled: %w", context.Canceled)
 	case err != nil:
-		return fmt.Errorf("not allowed: the client answered the approval request with an error: %v", err)
+		return fmt.Errorf("not allowed: %v", err)
 	}
-	switch o := resp.Outcome; {
-	case o.Outcome == rpc.OutcomeCancelled:
-		return errors.New("not allowed: the approval request was cancelled by the client")
-	case o.Outcome != rpc.OutcomeSelected:
-		return fmt.Errorf("not allowed: the client answered with unknown outcome %q", o.Outcome)
-	case o.OptionID == rpc.PermissionAllowOnce:
+	switch d {
+	case AllowOnce:
 		return nil
-	case o.OptionID == rpc.PermissionRejectOnce:
-		return errors.New("not allowed: the user rejected it")
-	default:
-		return fmt.Errorf("not allowed: the client selected unknown option %q", o.OptionID)
+	case AllowAlways:
+		s.mu.Lock()
+		if s.allowed == nil {
+			s.allowed = map[string]bool{}
+		}
+		s.allowed[key] = true
+		s.mu.Unlock()
+		return nil
 	}
+	return errors.New("not allowed: the user rejected it")
 }
 
 var errApprovalTimeout = errors.New("approval timed out")
 
-// permissionToolCall is the toolCall of a permission request: the call's
-// title (one line), kind and arguments, the diff or the command, the
-// policy's reason and the model's justification as plain text, control
-// characters neutralized (package display).
-func (s *Session) permissionToolCall(req tools.ApprovalRequest) rpc.ToolCallUpdate {
-	var content []rpc.ToolCallContent
-	if c := req.Change; c != nil {
-		content = append(content, rpc.DiffContent(c.Path, c.OldText, c.NewText))
+// approvalKey identifies what an "allow always" allows again: the same
+// tool changing the same file, or the same command line escalated.
+func approvalKey(req tools.ApprovalRequest) string {
+	target := req.Command
+	if req.Change != nil {
+		target = req.Change.Path
 	}
-	if req.Command != "" {
-		content = append(content, rpc.TextContent("$ "+display.Text(req.Command)))
-	}
-	// The policy's reason is always shown; the model's justification, when
-	// it gave one, beside it and never instead of it.
-	content = append(content, rpc.TextContent("Policy: "+display.Text(req.Reason)))
-	if req.Justification != "" {
-		content = append(content, rpc.TextContent("The model's reason: "+display.Text(req.Justification)))
-	}
-	meta, _ := json.Marshal(map[string]approvalMeta{"coding-agent": {
+	return req.Kind + "\x00" + req.Tool + "\x00" + target
+}
+
+// approvalRequest is the SDK's form of a tool's approval request.
+func (s *Session) approvalRequest(req tools.ApprovalRequest) *ApprovalRequest {
+	r := &ApprovalRequest{
+		SessionID:     s.id,
+		CallID:        req.CallID,
+		Tool:          req.Tool,
+		Title:         req.Tool,
+		Kind:          tools.KindOther,
+		Request:       req.Kind,
+		Diff:          req.Diff,
+		Command:       req.Command,
 		Justification: req.Justification,
 		Reason:        req.Reason,
-		Request:       req.Kind,
-	}})
-	title, kind := req.Tool, tools.KindOther
+		Input:         req.Args,
+	}
 	if t, ok := s.lookupTool(req.Tool); ok {
-		title, kind = tools.CallTitle(t, string(req.Args)), t.Kind()
+		r.Title, r.Kind = display.Title(tools.CallTitle(t, string(req.Args))), t.Kind()
 	}
-	return rpc.ToolCallUpdate{
-		ToolCallID: req.CallID,
-		Title:      display.Title(title),
-		Name:       req.Tool,
-		Kind:       string(kind),
-		Status:     rpc.ToolStatusPending,
-		Content:    content,
-		RawInput:   rawJSON(req.Args),
-		Meta:       meta,
+	if c := req.Change; c != nil {
+		r.Path = c.Path
+		r.Change = &Diff{Path: c.Path, OldText: c.OldText, NewText: c.NewText}
 	}
+	return r
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/coding-agent/coding-agent/editorsync"
-	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -84,7 +83,7 @@ func (s *Session) watchCall(ctx context.Context, id string, t tools.Tool) func()
 
 // addDiffs puts the files a bash command changed on its final update as
 // diff content and locations, and lists them in rawOutput's details.
-func addDiffs(u *rpc.ToolCallUpdate, res *tools.Result, diffs []editorsync.FileDiff) {
+func addDiffs(u *ToolCallFinished, res *tools.Result, diffs []editorsync.FileDiff) {
 	if len(diffs) == 0 {
 		return
 	}
@@ -103,13 +102,13 @@ func addDiffs(u *rpc.ToolCallUpdate, res *tools.Result, diffs []editorsync.FileD
 			entry["diff"] = false
 		}
 		changed = append(changed, entry)
-		u.Locations = append(u.Locations, rpc.ToolCallLocation{Path: d.Path, Line: max(d.Line, 1)})
+		u.Locations = append(u.Locations, Location{Path: d.Path, Line: max(d.Line, 1)})
 		if d.Binary || d.TooLarge || d.OldUnknown || d.NewText == nil {
 			// ACP v1 cannot express a deletion or a change without the
 			// old text as a diff; the path is in locations and details.
 			continue
 		}
-		u.Content = append(u.Content, rpc.DiffContent(d.Path, d.OldText, *d.NewText))
+		u.Diffs = append(u.Diffs, Diff{Path: d.Path, OldText: d.OldText, NewText: *d.NewText})
 	}
 	if res.Details == nil {
 		res.Details = map[string]any{}
@@ -120,20 +119,4 @@ func addDiffs(u *rpc.ToolCallUpdate, res *tools.Result, diffs []editorsync.FileD
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
-}
-
-// filesChanged converts a batch of changes to the wire notification.
-func filesChanged(sessionID string, batch []editorsync.Change) *rpc.FilesChangedNotification {
-	n := &rpc.FilesChangedNotification{SessionID: sessionID, Changes: make([]rpc.FileChange, 0, len(batch))}
-	for _, c := range batch {
-		fc := rpc.FileChange{Path: c.Path, URI: c.URI, Kind: string(c.Kind), Open: c.Open, SHA256: c.SHA256}
-		if fc.URI == "" {
-			fc.URI = editorsync.PathToURI(c.Path)
-		}
-		if c.Origin != nil {
-			fc.Origin = &rpc.ChangeOrigin{ToolCallID: c.Origin.ToolCallID, Tool: c.Origin.Tool}
-		}
-		n.Changes = append(n.Changes, fc)
-	}
-	return n
 }

@@ -5,6 +5,15 @@
 // An [Env] holds what every session of one process shares: the data
 // directory, the logger, the OS sandbox, the mutation queue that serializes
 // edits of one file across sessions, and the store of retained outputs.
+//
+// The SDK speaks in its own terms, not ACP's: a host registers a session
+// handler (Options.OnEvent) that receives [Event]s — message and thought
+// chunks, tool calls started, updated and finished with their diffs and
+// locations, usage, mode and config changes — and an approval handler
+// (Options.Approve) that answers each [ApprovalRequest] with a [Decision].
+// Prompts are [Content] blocks. The ACP adapter ([NewAgent]) is one such
+// host: it translates events to session/update notifications and approval
+// requests to session/request_permission.
 package session
 
 import (
@@ -39,6 +48,10 @@ type Env struct {
 	ModelOptions models.Options
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
+	// MaxCommands caps the bash commands running at once across every
+	// session of the Env; the rest wait (cancellable). 0 means
+	// tools.DefaultMaxCommands.
+	MaxCommands int
 
 	cfgOnce sync.Once
 	cfg     Config
@@ -47,6 +60,7 @@ type Env struct {
 	once    sync.Once
 	queue   *tools.MutationQueue
 	outputs *tools.OutputStore
+	cmds    *tools.CommandLimit
 
 	// modelMu guards the default model, chosen on first use and again
 	// after the stored credentials change.
@@ -80,6 +94,7 @@ func (e *Env) init() {
 			e.Logger = slog.New(slog.DiscardHandler)
 		}
 		e.queue = tools.NewMutationQueue()
+		e.cmds = tools.NewCommandLimit(e.MaxCommands)
 		e.probed = make(chan struct{})
 		if e.DataDir != "" {
 			e.outputs = tools.NewOutputStore(tools.OutputDir(e.DataDir))
@@ -187,6 +202,7 @@ func (e *Env) toolOptions(preset tools.Preset, roots []string) tools.Options {
 		DataDir:       e.DataDir,
 		Queue:         e.queue,
 		Outputs:       e.outputs,
+		Commands:      e.cmds,
 		Sandbox:       e.toolSandbox(),
 		// A second of grace keeps a shutdown with a TERM-ignoring
 		// command within PROTOCOL.md's 2 s.

@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
 )
@@ -33,7 +32,7 @@ var ErrBusy = errors.New("a prompt is already running in this session")
 // after another, returns their results to the model, and loops until the
 // model stops. It returns the ACP stop reason. Cancellation (ctx, Cancel or
 // Close) ends the turn with "cancelled", never an error.
-func (s *Session) Prompt(ctx context.Context, prompt []rpc.ContentBlock) (string, error) {
+func (s *Session) Prompt(ctx context.Context, prompt []Content) (StopReason, error) {
 	model := s.Model()
 	if model == nil {
 		return "", ErrNoModel
@@ -60,9 +59,10 @@ func (s *Session) Prompt(ctx context.Context, prompt []rpc.ContentBlock) (string
 	}
 	defer done()
 
+	s.warnUnsaved()
 	msgID := newID("msg")
 	for _, b := range prompt {
-		s.emit(&rpc.UserMessageChunk{Content: b, MessageID: msgID})
+		s.emit(&UserMessage{Content: b, MessageID: msgID})
 	}
 	s.appendHistory(user)
 	set := s.toolSet()
@@ -70,7 +70,7 @@ func (s *Session) Prompt(ctx context.Context, prompt []rpc.ContentBlock) (string
 	system := s.systemPrompt(specs)
 	for range s.maxTurnRequests() {
 		if ctx.Err() != nil {
-			return rpc.StopCancelled, nil
+			return StopCancelled, nil
 		}
 		t := &turn{s: s, ctx: ctx, tools: set, msgID: newID("msg")}
 		info := s.modelInfo(ctx, model)
@@ -83,7 +83,7 @@ func (s *Session) Prompt(ctx context.Context, prompt []rpc.ContentBlock) (string
 			t.failPending("cancelled")
 			s.appendHistory(t.assistant())
 			s.appendHistory(t.cancelledResults())
-			return rpc.StopCancelled, nil
+			return StopCancelled, nil
 		}
 		if err != nil {
 			t.failPending("the model request failed")
@@ -105,21 +105,21 @@ func (s *Session) Prompt(ctx context.Context, prompt []rpc.ContentBlock) (string
 		}
 		s.appendHistory(results)
 		if ctx.Err() != nil {
-			return rpc.StopCancelled, nil
+			return StopCancelled, nil
 		}
 	}
-	return rpc.StopMaxTurnRequests, nil
+	return StopMaxTurnRequests, nil
 }
 
 // acpStop maps a provider-neutral stop reason to ACP's.
-func acpStop(stop string) string {
+func acpStop(stop string) StopReason {
 	switch stop {
 	case models.StopMaxTokens:
-		return rpc.StopMaxTokens
+		return StopMaxTokens
 	case models.StopRefusal:
-		return rpc.StopRefusal
+		return StopRefusal
 	}
-	return rpc.StopEndTurn
+	return StopEndTurn
 }
 
 // turn is one model request of a prompt turn and what it streamed.
@@ -156,7 +156,7 @@ func (t *turn) stream(model models.Model, req models.Request) (string, error) {
 		switch ev.Kind {
 		case models.EventText:
 			t.text.WriteString(ev.Text)
-			t.s.emit(&rpc.AgentMessageChunk{Content: rpc.TextBlock(ev.Text), MessageID: t.msgID})
+			t.s.emit(&MessageChunk{Text: ev.Text, MessageID: t.msgID})
 		case models.EventThinking:
 			if t.thinkID == "" {
 				t.thinkID = newID("msg")
@@ -166,7 +166,7 @@ func (t *turn) stream(model models.Model, req models.Request) (string, error) {
 				t.sig = ev.Signature
 			}
 			if ev.Text != "" {
-				t.s.emit(&rpc.AgentThoughtChunk{Content: rpc.TextBlock(ev.Text), MessageID: t.thinkID})
+				t.s.emit(&ThoughtChunk{Text: ev.Text, MessageID: t.thinkID})
 			}
 		case models.EventToolStart:
 			c := &pendingCall{id: ev.ToolCallID, name: ev.ToolName}
@@ -181,7 +181,7 @@ func (t *turn) stream(model models.Model, req models.Request) (string, error) {
 			c.title = c.titler.Feed("")
 			t.calls = append(t.calls, c)
 			t.byIndex[ev.Index] = c
-			t.s.emit(&rpc.ToolCall{ToolCallID: c.id, Title: c.title, Name: c.name, Kind: string(kind), Status: rpc.ToolStatusPending})
+			t.s.emit(&ToolCallStarted{CallID: c.id, Tool: c.name, Title: c.title, Kind: kind})
 		case models.EventToolDelta:
 			c := t.byIndex[ev.Index]
 			if c == nil {
@@ -190,7 +190,7 @@ func (t *turn) stream(model models.Model, req models.Request) (string, error) {
 			c.args.WriteString(ev.ArgsDelta)
 			if title := c.titler.Feed(ev.ArgsDelta); title != c.title {
 				c.title = title
-				t.s.emit(&rpc.ToolCallUpdate{ToolCallID: c.id, Title: title})
+				t.s.emit(&ToolCallUpdated{CallID: c.id, Title: title})
 			}
 		case models.EventToolEnd:
 			if c := t.byIndex[ev.Index]; c != nil {
@@ -237,8 +237,9 @@ func (t *turn) failPending(why string) {
 	}
 }
 
-func failedUpdate(id, why string) *rpc.ToolCallUpdate {
-	return &rpc.ToolCallUpdate{ToolCallID: id, Status: rpc.ToolStatusFailed, Content: []rpc.ToolCallContent{rpc.TextContent(why)}}
+// failedUpdate ends a call that never ran.
+func failedUpdate(id, why string) *ToolCallFinished {
+	return &ToolCallFinished{CallID: id, Status: StatusFailed, Text: []string{why}}
 }
 
 // argsOrEmpty returns the arguments as JSON; arguments that are not a
@@ -288,17 +289,17 @@ func resultText(res tools.Result) string {
 }
 
 // userMessage converts a prompt into the user's message for the model.
-func userMessage(prompt []rpc.ContentBlock) (models.Message, error) {
+func userMessage(prompt []Content) (models.Message, error) {
 	m := models.Message{Role: models.RoleUser}
 	for i, b := range prompt {
 		switch b.Type {
-		case rpc.ContentText:
+		case ContentText:
 			m.Parts = append(m.Parts, models.Part{Kind: models.PartText, Text: b.Text})
-		case rpc.ContentImage:
+		case ContentImage:
 			m.Parts = append(m.Parts, models.Part{Kind: models.PartImage, MimeType: b.MimeType, Data: b.Data})
-		case rpc.ContentResourceLink:
+		case ContentResourceLink:
 			m.Parts = append(m.Parts, models.Part{Kind: models.PartText, Text: fmt.Sprintf("[@%s](%s)", b.Name, b.URI)})
-		case rpc.ContentResource:
+		case ContentResource:
 			r := b.Resource
 			switch {
 			case r == nil:
@@ -310,7 +311,7 @@ func userMessage(prompt []rpc.ContentBlock) (models.Message, error) {
 			default:
 				m.Parts = append(m.Parts, models.Part{Kind: models.PartText, Text: fmt.Sprintf("[binary resource %s (%s) omitted]", r.URI, r.MimeType)})
 			}
-		case rpc.ContentAudio:
+		case ContentAudio:
 			return m, &ParamError{Field: fmt.Sprintf("prompt[%d]", i), Msg: "audio is not supported (promptCapabilities.audio is false)"}
 		default:
 			return m, &ParamError{Field: fmt.Sprintf("prompt[%d].type", i), Msg: fmt.Sprintf("unknown content block type %q", b.Type)}

@@ -87,13 +87,16 @@ func concat(parts ...[]models.Event) []models.Event {
 // recorder collects a session's updates.
 type recorder struct {
 	mu      sync.Mutex
-	updates []rpc.SessionUpdate
+	events  []Event
+	updates []rpc.SessionUpdate // the events as ACP sends them
 	// on, if set, sees every update as it arrives.
 	on func(rpc.SessionUpdate)
 }
 
-func (r *recorder) add(u rpc.SessionUpdate) {
+func (r *recorder) add(ev Event) {
+	u := wireUpdate(ev)
 	r.mu.Lock()
+	r.events = append(r.events, ev)
 	r.updates = append(r.updates, u)
 	on := r.on
 	r.mu.Unlock()
@@ -132,7 +135,7 @@ func newTestSession(t *testing.T, model models.Model, opts Options) (*Session, *
 		opts.Cwd = t.TempDir()
 	}
 	opts.Model = model
-	opts.OnUpdate = rec.add
+	opts.OnEvent = rec.add
 	s, err := env.NewSession(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -152,8 +155,8 @@ func TestPromptRunsToolCallsInOrder(t *testing.T) {
 		{text("Done."), done(models.StopEndTurn)},
 	}}
 	s, rec := newTestSession(t, m, Options{Preset: tools.FullAccess})
-	stop, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("write a.txt")})
-	if err != nil || stop != rpc.StopEndTurn {
+	stop, err := s.Prompt(context.Background(), []Content{Text("write a.txt")})
+	if err != nil || stop != StopEndTurn {
 		t.Fatalf("Prompt = %q, %v", stop, err)
 	}
 	want := []string{
@@ -190,7 +193,7 @@ func TestPromptValidationFailureNotDispatched(t *testing.T) {
 		{text("Sorry."), done(models.StopEndTurn)},
 	}}
 	s, rec := newTestSession(t, m, Options{Preset: tools.FullAccess})
-	if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("go")}); err != nil {
+	if _, err := s.Prompt(context.Background(), []Content{Text("go")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(s.Cwd(), "x.txt")); err == nil {
@@ -228,7 +231,7 @@ func TestInvalidCallNeverInProgress(t *testing.T) {
 				{text("Sorry."), done(models.StopEndTurn)},
 			}}
 			s, rec := newTestSession(t, m, Options{Preset: tools.FullAccess})
-			if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("go")}); err != nil {
+			if _, err := s.Prompt(context.Background(), []Content{Text("go")}); err != nil {
 				t.Fatal(err)
 			}
 			want := []string{"tool_call call_1 pending", "update call_1 failed"}
@@ -255,7 +258,7 @@ func TestPromptTitleFollowsStreamedArguments(t *testing.T) {
 		{done(models.StopEndTurn)},
 	}}
 	s, rec := newTestSession(t, m, Options{Tools: []string{"bash"}, Preset: tools.FullAccess})
-	if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("test")}); err != nil {
+	if _, err := s.Prompt(context.Background(), []Content{Text("test")}); err != nil {
 		t.Fatal(err)
 	}
 	var titles []string
@@ -280,8 +283,8 @@ func TestPromptMaxTurnRequests(t *testing.T) {
 		concat(toolCall(0, "", "read", `{"path":"."}`), []models.Event{done(models.StopToolUse)}),
 	}}
 	s, _ := newTestSession(t, m, Options{MaxTurnRequests: 3})
-	stop, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("loop")})
-	if err != nil || stop != rpc.StopMaxTurnRequests {
+	stop, err := s.Prompt(context.Background(), []Content{Text("loop")})
+	if err != nil || stop != StopMaxTurnRequests {
 		t.Fatalf("Prompt = %q, %v; want max_turn_requests", stop, err)
 	}
 	if n := m.nrequests(); n != 3 {
@@ -316,8 +319,8 @@ func TestPromptCancelMidBash(t *testing.T) {
 		<-started
 		s.Cancel()
 	}()
-	stop, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("sleep")})
-	if err != nil || stop != rpc.StopCancelled {
+	stop, err := s.Prompt(context.Background(), []Content{Text("sleep")})
+	if err != nil || stop != StopCancelled {
 		t.Fatalf("Prompt = %q, %v; want cancelled", stop, err)
 	}
 	got := trace(rec.all())
@@ -347,18 +350,18 @@ func TestPromptCancelDuringApproval(t *testing.T) {
 	asked := make(chan struct{})
 	var sawCancel bool
 	var s *Session
-	s, _ = newTestSession(t, m, Options{RequestPermission: func(ctx context.Context, req *rpc.RequestPermissionRequest) (*rpc.RequestPermissionResponse, error) {
+	s, _ = newTestSession(t, m, Options{Approve: func(ctx context.Context, req *ApprovalRequest) (Decision, error) {
 		close(asked)
 		<-ctx.Done()
 		sawCancel = true
-		return nil, ctx.Err()
+		return Reject, ctx.Err()
 	}})
 	go func() {
 		<-asked
 		s.Cancel()
 	}()
-	stop, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("write")})
-	if err != nil || stop != rpc.StopCancelled {
+	stop, err := s.Prompt(context.Background(), []Content{Text("write")})
+	if err != nil || stop != StopCancelled {
 		t.Fatalf("Prompt = %q, %v; want cancelled", stop, err)
 	}
 	if !sawCancel {
@@ -371,14 +374,14 @@ func TestPromptCancelDuringApproval(t *testing.T) {
 
 func TestPromptNoModel(t *testing.T) {
 	s, _ := newTestSession(t, nil, Options{})
-	if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("hi")}); !errors.Is(err, ErrNoModel) {
+	if _, err := s.Prompt(context.Background(), []Content{Text("hi")}); !errors.Is(err, ErrNoModel) {
 		t.Fatalf("err = %v, want ErrNoModel", err)
 	}
 }
 
 func TestPromptRejectsAudio(t *testing.T) {
 	s, _ := newTestSession(t, &scriptModel{}, Options{})
-	_, err := s.Prompt(context.Background(), []rpc.ContentBlock{{Type: rpc.ContentAudio, Data: "AA==", MimeType: "audio/wav"}})
+	_, err := s.Prompt(context.Background(), []Content{{Type: ContentAudio, Data: "AA==", MimeType: "audio/wav"}})
 	var pe *ParamError
 	if !errors.As(err, &pe) || pe.Field != "prompt[0]" {
 		t.Fatalf("err = %v, want a ParamError for prompt[0]", err)
@@ -388,7 +391,7 @@ func TestPromptRejectsAudio(t *testing.T) {
 func TestPromptImagesReachTheModel(t *testing.T) {
 	m := &scriptModel{responses: [][]models.Event{{text("a cat"), done(models.StopEndTurn)}}}
 	s, _ := newTestSession(t, m, Options{})
-	_, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("what is it?"), {Type: rpc.ContentImage, Data: "iVBORw0KGgo=", MimeType: "image/png"}})
+	_, err := s.Prompt(context.Background(), []Content{Text("what is it?"), {Type: ContentImage, Data: "iVBORw0KGgo=", MimeType: "image/png"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +419,7 @@ func TestPersistenceSurvivesReopen(t *testing.T) {
 	if _, err := s.SetPreset(tools.WorkspaceWrite); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("What does f.txt say?\nPlease.")}); err != nil {
+	if _, err := s.Prompt(context.Background(), []Content{Text("What does f.txt say?\nPlease.")}); err != nil {
 		t.Fatal(err)
 	}
 	want := s.History()

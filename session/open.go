@@ -54,10 +54,11 @@ func (e *Env) OpenSession(id string, opts Options) (*Session, []json.RawMessage,
 			known: true, sent: u.Messages, cost: u.CostUSD, priced: u.CostUSD > 0,
 		}
 	}
-	j, err := st.open(id)
+	j, err := st.open(s.meta)
 	if err != nil {
 		return nil, nil, err
 	}
+	j.history = sess.History
 	sess.journal = j
 	return sess, s.updates, nil
 }

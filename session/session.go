@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/coding-agent/coding-agent/editorsync"
-	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
 )
@@ -34,17 +33,18 @@ type Options struct {
 	// ApprovalTimeout bounds each permission request; 0 means
 	// [DefaultApprovalTimeout].
 	ApprovalTimeout time.Duration
-	// RequestPermission asks the host to approve one change or command
-	// (ACP session/request_permission). Nil means there is nobody to ask:
-	// such requests are denied.
-	RequestPermission func(ctx context.Context, req *rpc.RequestPermissionRequest) (*rpc.RequestPermissionResponse, error)
-	// Approver, if set, decides instead of RequestPermission: a host that
-	// asks its user directly (the CLI asks on the terminal).
-	Approver tools.Approver
-	// OnUpdate receives the session's updates (ACP session/update) in
-	// order, from one goroutine at a time per operation. It must not block
-	// for long.
-	OnUpdate func(rpc.SessionUpdate)
+	// Approve is the session's approval handler: it decides on one change
+	// or command that the preset does not allow by itself, within
+	// ApprovalTimeout. An error means not allowed, and its text tells the
+	// model why. Nil means there is nobody to ask: such requests are
+	// denied.
+	Approve func(ctx context.Context, req *ApprovalRequest) (Decision, error)
+	// OnEvent is the session's event handler: it receives every event of
+	// the session in order, one call at a time, before the operation that
+	// caused it goes on (the ACP adapter writes them to its client in
+	// order with its answers). It must not block for long; observers that
+	// may be slow use [Session.Subscribe] instead.
+	OnEvent func(Event)
 	// Buffers reports editor buffers with unsaved changes; nil if none.
 	Buffers tools.Buffers
 	// OnFilesChanged, if set, turns on editor buffer sync: the session
@@ -76,19 +76,25 @@ type Session struct {
 	tools []string // the names of the built-in tools
 	opts  Options
 
-	created time.Time        // the date in the system prompt, stable for the session
-	journal *journal         // nil when sessions are not persisted
-	sync    *editorsync.Sync // nil without editor sync
+	created time.Time // the date in the system prompt, stable for the session
+	journal *journal  // nil when sessions are not persisted
+	// persistErr says why a session meant to be saved is not (a data
+	// directory that cannot be written); nil otherwise.
+	persistErr error
+	sync       *editorsync.Sync // nil without editor sync
 
 	// mu guards the fields below.
 	mu        sync.Mutex
 	preset    tools.Preset
-	toolset   *tools.Set // built for preset
+	toolset   *tools.Set      // built for preset
+	allowed   map[string]bool // approvals given "allow always" (see approvalKey)
 	model     models.Model
 	history   []models.Message
 	usage     usageState
 	prompting bool
 	closed    bool
+	// warnedUnsaved says the client was told the session is not saved.
+	warnedUnsaved bool
 	// turn is cancelled by Cancel: it ends every operation in flight, and
 	// a new one replaces it.
 	turn       context.Context
@@ -153,19 +159,28 @@ func (e *Env) NewSession(opts Options) (*Session, error) {
 		s.id = newID("sess")
 	}
 	if !opts.reopen {
-		if e.store() != nil {
-			j, err := e.store().create(s.meta())
+		if st := e.store(); st != nil {
+			j, err := st.create(s.meta())
 			if err != nil {
-				s.closeSync()
-				return nil, err
+				// The work matters more than its record: the session
+				// runs unsaved, and says so (see PersistError).
+				e.Logger.Warn("this session will not be saved", "session", s.id, "err", err)
+				s.persistErr = err
+			} else {
+				j.history = s.History
+				s.journal = j
 			}
-			s.journal = j
 		}
 	}
 	s.life, s.closeLife = context.WithCancel(context.Background())
 	s.turn, s.cancelTurn = context.WithCancel(s.life)
 	return s, nil
 }
+
+// PersistError says why the session is not being saved although the
+// environment has a data directory (it could not be written); nil when it
+// is saved, or when there is no data directory at all.
+func (s *Session) PersistError() error { return s.persistErr }
 
 // ID returns the session id.
 func (s *Session) ID() string { return s.id }
@@ -194,14 +209,19 @@ func (s *Session) SetPreset(p tools.Preset) (bool, error) {
 		return false, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	changed := s.preset != p
 	if changed {
 		set, err := s.buildTools(p)
 		if err != nil {
+			s.mu.Unlock()
 			return false, err
 		}
 		s.preset, s.toolset = p, set
+	}
+	s.mu.Unlock()
+	if changed {
+		// Outside s.mu: the journal may read the history (see
+		// journal.ensureFileLocked).
 		s.journal.append(record{Type: recPreset, Preset: string(p)})
 	}
 	return changed, nil
@@ -213,10 +233,7 @@ func (s *Session) SetPreset(p tools.Preset) (bool, error) {
 // started with.
 func (s *Session) buildTools(preset tools.Preset) (*tools.Set, error) {
 	opts := s.env.toolOptions(preset, s.roots[1:])
-	opts.Approver = s.opts.Approver
-	if opts.Approver == nil {
-		opts.Approver = &approver{s: s}
-	}
+	opts.Approver = &approver{s: s}
 	opts.Buffers = s.buffers()
 	ts, err := tools.Build(s.tools, s.cwd, opts)
 	if err != nil {
@@ -321,19 +338,19 @@ func (s *Session) begin(ctx context.Context) (context.Context, func(), error) {
 	}, nil
 }
 
-// emit sends an update to the host and records it for replay.
-func (s *Session) emit(u rpc.SessionUpdate) {
-	oneLineTitles(u)
-	s.journal.appendUpdate(s.id, u)
-	s.send(u)
+// emit records an event for replay and publishes it.
+func (s *Session) emit(ev Event) {
+	cleanTitles(ev)
+	s.journal.appendUpdate(s.id, wireUpdate(ev))
+	s.send(ev)
 }
 
-// send sends an update to the host without recording it: live progress
-// that a replay does not need.
-func (s *Session) send(u rpc.SessionUpdate) {
-	oneLineTitles(u)
-	if s.opts.OnUpdate != nil {
-		s.opts.OnUpdate(u)
+// send publishes an event without recording it: live progress that a
+// replay does not need.
+func (s *Session) send(ev Event) {
+	cleanTitles(ev)
+	if s.opts.OnEvent != nil {
+		s.opts.OnEvent(ev)
 	}
 }
 
@@ -355,13 +372,12 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 	}
 	defer done()
 	id := newID("call")
-	s.emit(&rpc.ToolCall{
-		ToolCallID: id,
-		Title:      tools.CallTitle(t, string(args)),
-		Name:       name,
-		Kind:       string(t.Kind()),
-		Status:     rpc.ToolStatusPending,
-		RawInput:   rawJSON(args),
+	s.emit(&ToolCallStarted{
+		CallID: id,
+		Tool:   name,
+		Title:  tools.CallTitle(t, string(args)),
+		Kind:   t.Kind(),
+		Input:  rawJSON(args),
 	})
 	return s.dispatch(ctx, id, t, args), nil
 }
@@ -382,10 +398,10 @@ func (s *Session) dispatch(ctx context.Context, id string, t tools.Tool, args js
 // runTool executes a validated tool call and reports its progress and
 // outcome as tool_call_updates.
 func (s *Session) runTool(ctx context.Context, id string, t tools.Tool, args json.RawMessage, in any) tools.Result {
-	s.emit(&rpc.ToolCallUpdate{ToolCallID: id, Status: rpc.ToolStatusInProgress})
+	s.emit(&ToolCallUpdated{CallID: id, Status: StatusInProgress})
 	endCall := s.watchCall(ctx, id, t)
 	res := tools.Run(ctx, t, tools.Call{ID: id, Args: args, Input: in, Progress: func(p tools.Progress) {
-		s.send(&rpc.ToolCallUpdate{ToolCallID: id, Content: []rpc.ToolCallContent{rpc.TextContent(p.Tail)}})
+		s.send(&ToolCallUpdated{CallID: id, Progress: &p})
 	}})
 	if s.sync != nil {
 		// Our own writes stay attributed to this call even when the
@@ -399,30 +415,28 @@ func (s *Session) runTool(ctx context.Context, id string, t tools.Tool, args jso
 	return res
 }
 
-// finalUpdate is the completed or failed tool_call_update of a result: its
+// finalUpdate is the completed or failed end of a call with a result: its
 // text, a diff for every changed file, the locations, the final arguments
 // and the tool's details.
-func finalUpdate(id string, args json.RawMessage, res tools.Result, diffs []editorsync.FileDiff) *rpc.ToolCallUpdate {
-	u := &rpc.ToolCallUpdate{
-		ToolCallID: id,
-		Status:     rpc.ToolStatusCompleted,
-		Content:    []rpc.ToolCallContent{},
-		Locations:  []rpc.ToolCallLocation{},
-		RawInput:   rawJSON(args),
+func finalUpdate(id string, args json.RawMessage, res tools.Result, diffs []editorsync.FileDiff) *ToolCallFinished {
+	u := &ToolCallFinished{
+		CallID: id,
+		Status: StatusCompleted,
+		Input:  rawJSON(args),
 	}
 	if res.IsError {
-		u.Status = rpc.ToolStatusFailed
+		u.Status = StatusFailed
 	}
 	for _, c := range res.Content {
-		u.Content = append(u.Content, rpc.TextContent(c.Text))
+		u.Text = append(u.Text, c.Text)
 	}
 	for _, ch := range res.Changes {
-		u.Content = append(u.Content, rpc.DiffContent(ch.Path, ch.OldText, ch.NewText))
-		u.Locations = append(u.Locations, rpc.ToolCallLocation{Path: ch.Path, Line: max(ch.Line, 1)})
+		u.Diffs = append(u.Diffs, Diff{Path: ch.Path, OldText: ch.OldText, NewText: ch.NewText})
+		u.Locations = append(u.Locations, Location{Path: ch.Path, Line: max(ch.Line, 1)})
 	}
 	addDiffs(u, &res, diffs)
-	if raw, err := json.Marshal(res.Details); err == nil {
-		u.RawOutput = raw
+	if raw, err := marshalNoEscape(res.Details); err == nil {
+		u.Details = raw
 	}
 	return u
 }

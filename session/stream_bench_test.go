@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
 )
@@ -48,7 +47,7 @@ func BenchmarkStreamingWriteArgs(b *testing.B) {
 			args := `{"path":"out.txt","content":"` + strings.ReplaceAll(content, "\n", `\n`) + `"}`
 			env := &Env{Getenv: func(string) string { return "" }}
 			m := &deltaModel{args: args, delta: 16}
-			s, err := env.NewSession(Options{Cwd: b.TempDir(), Model: m, Preset: tools.FullAccess, OnUpdate: func(rpc.SessionUpdate) {}})
+			s, err := env.NewSession(Options{Cwd: b.TempDir(), Model: m, Preset: tools.FullAccess, OnEvent: func(Event) {}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -56,7 +55,7 @@ func BenchmarkStreamingWriteArgs(b *testing.B) {
 			b.SetBytes(int64(len(args)))
 			b.ResetTimer()
 			for range b.N {
-				if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("write")}); err != nil {
+				if _, err := s.Prompt(context.Background(), []Content{Text("write")}); err != nil {
 					b.Fatal(err)
 				}
 			}

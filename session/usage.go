@@ -2,8 +2,8 @@ package session
 
 import (
 	"context"
+	"fmt"
 
-	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/models"
 )
 
@@ -68,7 +68,7 @@ func (s *Session) recordUsage(info models.Info, u models.Usage, sent int) {
 
 // replayUsage is the usage_update that ends a replay: the state of the
 // latest request, nil when there was none.
-func (s *Session) replayUsage(ctx context.Context) *rpc.UsageUpdate {
+func (s *Session) replayUsage(ctx context.Context) *Usage {
 	s.mu.Lock()
 	st := s.usage
 	m := s.model
@@ -79,10 +79,11 @@ func (s *Session) replayUsage(ctx context.Context) *rpc.UsageUpdate {
 	return usageUpdate(st, s.modelInfo(ctx, m).ContextWindow)
 }
 
-func usageUpdate(st usageState, window int64) *rpc.UsageUpdate {
-	u := &rpc.UsageUpdate{Used: st.last.Context(), Size: window}
+func usageUpdate(st usageState, window int64) *Usage {
+	u := &Usage{Used: st.last.Context(), Size: window}
 	if st.priced {
-		u.Cost = &rpc.Cost{Amount: st.cost, Currency: "USD"}
+		cost := st.cost
+		u.CostUSD = &cost
 	}
 	return u
 }
@@ -137,4 +138,23 @@ func estimateMessage(m models.Message) int64 {
 		}
 	}
 	return n
+}
+
+// warnUnsaved tells the client, once, at its first prompt, that the
+// session is not being saved (see PersistError).
+func (s *Session) warnUnsaved() {
+	if s.persistErr == nil {
+		return
+	}
+	s.mu.Lock()
+	warned := s.warnedUnsaved
+	s.warnedUnsaved = true
+	s.mu.Unlock()
+	if warned {
+		return
+	}
+	s.send(&MessageChunk{
+		MessageID: newID("msg"),
+		Text:      fmt.Sprintf("Warning: this session is not being saved (%v); it cannot be loaded or resumed later.\n\n", s.persistErr),
+	})
 }

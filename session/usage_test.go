@@ -62,7 +62,7 @@ func TestUsageUpdateAfterEveryRequest(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(s.Cwd(), "a.txt"), []byte("hi\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("read a.txt")}); err != nil {
+	if _, err := s.Prompt(context.Background(), []Content{Text("read a.txt")}); err != nil {
 		t.Fatal(err)
 	}
 	us := usageUpdates(rec.all())
@@ -103,12 +103,12 @@ func TestUsageSizeOfCompatibleServers(t *testing.T) {
 		}
 		env := &Env{DataDir: data, Getenv: func(string) string { return "" }}
 		rec := &recorder{}
-		s, err := env.NewSession(Options{Cwd: t.TempDir(), Model: m, OnUpdate: rec.add, Tools: []string{}})
+		s, err := env.NewSession(Options{Cwd: t.TempDir(), Model: m, OnEvent: rec.add, Tools: []string{}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("hi")}); err != nil {
+		if _, err := s.Prompt(context.Background(), []Content{Text("hi")}); err != nil {
 			t.Fatal(err)
 		}
 		us := usageUpdates(rec.all())
@@ -167,7 +167,7 @@ func TestSystemPromptStableAcrossRequests(t *testing.T) {
 	}
 	s.created = s.created.AddDate(0, 0, -3) // a session started three days ago
 	for range 2 {
-		if _, err := s.Prompt(context.Background(), []rpc.ContentBlock{rpc.TextBlock("hi")}); err != nil {
+		if _, err := s.Prompt(context.Background(), []Content{Text("hi")}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -24,3 +24,20 @@ func oneLineTitles(u rpc.SessionUpdate) {
 		}
 	}
 }
+
+// cleanTitles does the same for an event, before any host sees it: SDK
+// hosts get the same one-line titles as ACP clients.
+func cleanTitles(ev Event) {
+	switch ev := ev.(type) {
+	case *ToolCallStarted:
+		ev.Title = display.Title(ev.Title)
+	case *ToolCallUpdated:
+		if ev.Title != "" {
+			ev.Title = display.Title(ev.Title)
+		}
+	case *InfoChanged:
+		if ev.Title != "" {
+			ev.Title = display.Title(ev.Title)
+		}
+	}
+}

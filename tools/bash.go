@@ -362,6 +362,11 @@ const (
 )
 
 func (b *Bash) run(ctx context.Context, call Call, args bashArgs, mode runMode, timeout time.Duration) (Result, error) {
+	slot, err := b.opts.Commands.acquire(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer slot()
 	started := time.Now()
 	cmd, err := b.command(ctx, args.Command, mode)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/coding-agent/coding-agent/sandbox/fspath"
 )
 
 // OutputDir returns the directory of retained full-output files under the
@@ -184,8 +186,8 @@ func (s *OutputStore) inDir(dir string) bool {
 	if dir == s.dir {
 		return true
 	}
-	a, err1 := filepath.EvalSymlinks(dir)
-	b, err2 := filepath.EvalSymlinks(s.dir)
+	a, err1 := fspath.Canonical(dir)
+	b, err2 := fspath.Canonical(s.dir)
 	return err1 == nil && err2 == nil && a == b
 }
 

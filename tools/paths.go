@@ -3,16 +3,12 @@ package tools
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
-)
 
-// maxLinkHops bounds the symlinks followed while resolving one path; more
-// means a loop (Linux itself gives up after 40).
-const maxLinkHops = 255
+	"github.com/coding-agent/coding-agent/sandbox/fspath"
+)
 
 // ResolvePath turns a path given to a tool into a clean absolute path:
 // relative paths are taken from cwd, and "~" and "~/…" from the user's home
@@ -40,58 +36,11 @@ func ResolvePath(cwd, path string) (string, error) {
 	return filepath.Join(cwd, path), nil
 }
 
-// CanonicalPath resolves every symlink in the absolute path abs, following a
-// chain of links to its final target even when that target does not exist
-// (a dangling link resolves to where it points). Components after the first
-// missing one are kept as written. A symlink loop is an error.
-//
-// Two paths that name the same file through different links have the same
-// canonical path, which is what mutations are serialized and checked on.
-func CanonicalPath(abs string) (string, error) {
-	if !filepath.IsAbs(abs) {
-		return "", fmt.Errorf("canonical path of %q: not absolute", abs)
-	}
-	rest := splitPath(abs)
-	resolved := string(filepath.Separator)
-	hops := 0
-	for len(rest) > 0 {
-		name := rest[0]
-		rest = rest[1:]
-		switch name {
-		case "", ".":
-			continue
-		case "..":
-			resolved = filepath.Dir(resolved)
-			continue
-		}
-		next := filepath.Join(resolved, name)
-		fi, err := os.Lstat(next)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-				// Nothing below a missing component can be a link.
-				return filepath.Join(append([]string{next}, rest...)...), nil
-			}
-			return "", fmt.Errorf("canonical path of %s: %w", abs, err)
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			resolved = next
-			continue
-		}
-		hops++
-		if hops > maxLinkHops {
-			return "", fmt.Errorf("canonical path of %s: too many levels of symbolic links (a loop?)", abs)
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return "", fmt.Errorf("canonical path of %s: %w", abs, err)
-		}
-		if filepath.IsAbs(target) {
-			resolved = string(filepath.Separator)
-		}
-		rest = append(splitPath(target), rest...)
-	}
-	return resolved, nil
-}
+// CanonicalPath is [fspath.Canonical]: every symlink in the absolute path
+// abs resolved, a dangling link to where it points, components after the
+// first missing one kept as written. Mutations are serialized and checked
+// on it, and the sandbox and editorsync compute the same path.
+func CanonicalPath(abs string) (string, error) { return fspath.Canonical(abs) }
 
 // splitPath splits p at separators; empty elements are kept and skipped by
 // the caller.
@@ -99,22 +48,10 @@ func splitPath(p string) []string {
 	return strings.Split(p, string(filepath.Separator))
 }
 
-// within reports whether path is root or below it. Both must be clean and
-// absolute.
-func within(root, path string) bool {
-	if root == path {
-		return true
-	}
-	if root == string(filepath.Separator) {
-		return strings.HasPrefix(path, root)
-	}
-	return strings.HasPrefix(path, root+string(filepath.Separator))
-}
-
 // displayPath shows abs relative to cwd when it is inside it, as titles and
 // result texts do.
 func displayPath(cwd, abs string) string {
-	if cwd != "" && within(cwd, abs) && cwd != abs {
+	if cwd != "" && fspath.Within(cwd, abs) && cwd != abs {
 		if rel, err := filepath.Rel(cwd, abs); err == nil {
 			return rel
 		}

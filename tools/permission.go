@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/coding-agent/coding-agent/sandbox/fspath"
 )
 
 // protectedReason returns why a mutation of the file at abs (as named) and
@@ -30,7 +32,7 @@ func protectedReason(abs, canon, dataDir string) string {
 				roots = append(roots, cd)
 			}
 			for _, r := range roots {
-				if within(r, abs) || within(r, canon) {
+				if fspath.Within(r, abs) || fspath.Within(r, canon) {
 					return fmt.Sprintf("%s is inside the agent's data directory %s, which tools never modify under any preset", abs, dataDir)
 				}
 			}
@@ -77,7 +79,7 @@ func (p policy) allowed(canon string) string {
 	case WorkspaceWrite:
 		for _, r := range append([]string{p.cwd}, p.roots...) {
 			for _, root := range canonicalRoot(r) {
-				if within(root, canon) {
+				if fspath.Within(root, canon) {
 					return ""
 				}
 			}

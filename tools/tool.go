@@ -243,6 +243,9 @@ type Options struct {
 	// Sandbox prepares sandboxed bash commands. Nil means no sandbox is
 	// available: bash refuses to run under read-only and workspace-write.
 	Sandbox Sandbox
+	// Commands caps the bash commands running at once; the rest wait.
+	// Tools of one process should share one. Nil means no cap.
+	Commands *CommandLimit
 	// KillGrace is how long a cancelled or timed-out bash command gets
 	// between SIGTERM and SIGKILL; 0 means DefaultGrace (the most allowed).
 	KillGrace time.Duration

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session"
 	"github.com/coding-agent/coding-agent/session/display"
 	"github.com/coding-agent/coding-agent/tools"
@@ -75,11 +74,11 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	out := &printer{stderr: stderr}
 	s, err := env.NewSession(session.Options{
-		Cwd:      *cwd,
-		Tools:    names,
-		Preset:   p,
-		OnUpdate: out.update,
-		Approver: terminalApprover(stdin, stderr),
+		Cwd:     *cwd,
+		Tools:   names,
+		Preset:  p,
+		OnEvent: out.event,
+		Approve: terminalApprover(stdin, stderr),
 	})
 	if err != nil {
 		var pe *session.ParamError
@@ -89,7 +88,7 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitCode(err, stderr)
 	}
 	defer s.Close()
-	stop, err := s.Prompt(ctx, []rpc.ContentBlock{rpc.TextBlock(*prompt)})
+	stop, err := s.Prompt(ctx, []session.Content{session.Text(*prompt)})
 	if errors.Is(err, session.ErrNoModel) {
 		msg := "no model configured: set --model PROVIDER/MODEL or CODING_AGENT_MODEL, with ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL"
 		if merr := env.ModelError(); merr != nil && !errors.Is(merr, session.ErrNoModel) {
@@ -104,9 +103,9 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stdout, strings.TrimRight(answer, "\n"))
 	}
 	switch stop {
-	case rpc.StopEndTurn:
+	case session.StopEndTurn:
 		return exitOK
-	case rpc.StopCancelled:
+	case session.StopCancelled:
 		fmt.Fprintln(stderr, "coding-agent: cancelled")
 		return exitCancelled
 	default:
@@ -126,41 +125,39 @@ type printer struct {
 	titles map[string]string
 }
 
-func (p *printer) update(u rpc.SessionUpdate) {
+func (p *printer) event(ev session.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.titles == nil {
 		p.titles = map[string]string{}
 	}
-	switch u := u.(type) {
-	case *rpc.AgentMessageChunk:
-		if u.MessageID != p.lastID {
-			p.lastID = u.MessageID
+	switch ev := ev.(type) {
+	case *session.MessageChunk:
+		if ev.MessageID != p.lastID {
+			p.lastID = ev.MessageID
 			p.text.Reset()
 		}
-		p.text.WriteString(u.Content.Text)
-	case *rpc.ToolCall:
-		p.titles[u.ToolCallID] = u.Title
-	case *rpc.ToolCallUpdate:
-		if u.Title != "" {
-			p.titles[u.ToolCallID] = u.Title
+		p.text.WriteString(ev.Text)
+	case *session.ToolCallStarted:
+		p.titles[ev.CallID] = ev.Title
+	case *session.ToolCallUpdated:
+		if ev.Title != "" {
+			p.titles[ev.CallID] = ev.Title
 		}
-		title := p.titles[u.ToolCallID]
-		switch u.Status {
-		case rpc.ToolStatusInProgress:
-			fmt.Fprintf(p.stderr, "→ %s\n", display.Title(title))
-		case rpc.ToolStatusCompleted:
-			fmt.Fprintf(p.stderr, "✓ %s\n", display.Title(title))
-		case rpc.ToolStatusFailed:
-			why := ""
-			for _, c := range u.Content {
-				if c.Type == rpc.ToolContentContent && c.Content != nil {
-					why, _, _ = strings.Cut(c.Content.Text, "\n")
-					break
-				}
-			}
-			fmt.Fprintf(p.stderr, "✗ %s: %s\n", display.Title(title), display.Line(why))
+		if ev.Status == session.StatusInProgress {
+			fmt.Fprintf(p.stderr, "→ %s\n", display.Title(p.titles[ev.CallID]))
 		}
+	case *session.ToolCallFinished:
+		title := display.Title(p.titles[ev.CallID])
+		if ev.Status == session.StatusCompleted {
+			fmt.Fprintf(p.stderr, "✓ %s\n", title)
+			return
+		}
+		why := ""
+		if len(ev.Text) > 0 {
+			why, _, _ = strings.Cut(ev.Text[0], "\n")
+		}
+		fmt.Fprintf(p.stderr, "✗ %s: %s\n", title, display.Line(why))
 	}
 }
 
@@ -173,16 +170,16 @@ func (p *printer) answer() string {
 // terminalApprover asks y/N on the terminal when one is attached, showing
 // the diff or the command and the justification; without a terminal every
 // request is denied.
-func terminalApprover(stdin io.Reader, stderr io.Writer) tools.Approver {
+func terminalApprover(stdin io.Reader, stderr io.Writer) func(context.Context, *session.ApprovalRequest) (session.Decision, error) {
 	f, ok := stdin.(*os.File)
 	if !ok || !isTerminal(f) {
-		return tools.ApprovalFunc(func(ctx context.Context, req tools.ApprovalRequest) error {
-			return errors.New("not allowed: no terminal to ask for approval (run with a terminal, or choose a preset that allows this)")
-		})
+		return func(ctx context.Context, req *session.ApprovalRequest) (session.Decision, error) {
+			return session.Reject, errors.New("no terminal to ask for approval (run with a terminal, or choose a preset that allows this)")
+		}
 	}
 	var mu sync.Mutex
 	in := bufio.NewReader(f)
-	return tools.ApprovalFunc(func(ctx context.Context, req tools.ApprovalRequest) error {
+	return func(ctx context.Context, req *session.ApprovalRequest) (session.Decision, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprint(stderr, approvalPrompt(req))
@@ -194,14 +191,14 @@ func terminalApprover(stdin io.Reader, stderr io.Writer) tools.Approver {
 		select {
 		case <-ctx.Done():
 			fmt.Fprintln(stderr)
-			return fmt.Errorf("not allowed: %w", ctx.Err())
+			return session.Reject, ctx.Err()
 		case a := <-answer:
 			if a == "y" || a == "yes" {
-				return nil
+				return session.AllowOnce, nil
 			}
-			return errors.New("not allowed: the user rejected it")
+			return session.Reject, nil
 		}
-	})
+	}
 }
 
 // isTerminal reports whether f is a character device (a terminal).
@@ -216,17 +213,17 @@ func isTerminal(f *os.File) bool {
 // real question is asked; a file change names the file really written (the
 // target behind a symlink); the policy's reason is always shown, and the
 // model's justification beside it.
-func approvalPrompt(req tools.ApprovalRequest) string {
+func approvalPrompt(req *session.ApprovalRequest) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s wants to ", display.Line(req.Tool))
-	if req.Kind == tools.RequestEscalation {
+	if req.Request == tools.RequestEscalation {
 		b.WriteString("run a command outside the sandbox:\n")
 		b.WriteString(display.Indent(req.Command, "  │ "))
 		b.WriteString("\n")
 	} else {
 		b.WriteString("change a file")
-		if req.Change != nil {
-			fmt.Fprintf(&b, ": %s", display.Line(req.Change.Path))
+		if req.Path != "" {
+			fmt.Fprintf(&b, ": %s", display.Line(req.Path))
 		}
 		b.WriteString("\n")
 		b.WriteString(display.Indent(strings.TrimRight(req.Diff, "\n"), "  │ "))
