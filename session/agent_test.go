@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -258,6 +259,55 @@ func TestAgentNewSessionErrors(t *testing.T) {
 				t.Errorf("error %+v, want %d containing %q", err, test.code, test.msg)
 			}
 		})
+	}
+}
+
+// TestAgentRefusesGitStorageRoots tries session roots inside git's
+// storage (issue 12 #4): each session/new is -32602 naming the field, and
+// no session is created; a repository's work tree is accepted.
+func TestAgentRefusesGitStorageRoots(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is required for this test")
+	}
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, bare := filepath.Join(base, "repo"), filepath.Join(base, "project.git")
+	for _, args := range [][]string{{"init", "-q", repo}, {"init", "-q", "--bare", bare}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	if err := os.Symlink(filepath.Join(repo, ".git"), filepath.Join(base, "gitlink")); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := os.ReadFile(filepath.Join(repo, ".git", "config"))
+	c := startAgent(t, &Env{DataDir: t.TempDir()})
+	for _, test := range []struct {
+		name, cwd, extra, field string
+	}{
+		{"cwd is .git", filepath.Join(repo, ".git"), "", "cwd"},
+		{"cwd below .git", filepath.Join(repo, ".git", "hooks"), "", "cwd"},
+		{"cwd is a bare repository", bare, "", "cwd"},
+		{"cwd is a link to .git", filepath.Join(base, "gitlink"), "", "cwd"},
+		{"additional directory is .git", repo, filepath.Join(repo, ".git"), "additionalDirectories[0]"},
+		{"additional directory is a bare repository", repo, bare, "additionalDirectories[0]"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			params := map[string]any{"cwd": test.cwd, "mcpServers": []any{}, "_meta": map[string]any{"coding-agent": map[string]any{"preset": "workspace-write"}}}
+			if test.extra != "" {
+				params["additionalDirectories"] = []string{test.extra}
+			}
+			err := c.call("session/new", params, nil)
+			if err == nil || err.Code != -32602 || !strings.Contains(err.Message, test.field) || !strings.Contains(err.Message, "git's storage") {
+				t.Errorf("error %+v, want -32602 naming %s and git's storage", err, test.field)
+			}
+		})
+	}
+	newSession(t, c, repo, nil) // the work tree itself is fine
+	if got, _ := os.ReadFile(filepath.Join(repo, ".git", "config")); string(got) != string(cfg) {
+		t.Error(".git/config changed")
 	}
 }
 

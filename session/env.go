@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/coding-agent/coding-agent/sandbox"
+	"github.com/coding-agent/coding-agent/sandbox/fspath"
 	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
 )
@@ -283,6 +284,23 @@ func (e *Env) track(ctx context.Context) (context.Context, func()) {
 		e.mu.Unlock()
 		cancel()
 	}
+}
+
+// checkRoot is checkDir for a session root (cwd, an additional
+// directory): it may not be in git's storage as the sandbox and the file
+// tools define it (sandbox.GitStorage: a .git directory or what is below
+// it, a bare repository, a gitdir), or the session's writes and commands
+// would reach git's config and hooks.
+func checkRoot(field, path string) (string, error) {
+	d, err := checkDir(field, path)
+	if err != nil {
+		return "", err
+	}
+	if g, ok := sandbox.GitStorage(fspath.CanonicalOr(d)); ok {
+		return "", &ParamError{Field: field, Msg: fmt.Sprintf(
+			"%s is inside git's storage %s; a session cannot work there (use the repository's work tree instead)", path, g)}
+	}
+	return d, nil
 }
 
 // checkDir checks that path is an absolute, existing directory.

@@ -108,13 +108,13 @@ type Session struct {
 // NewSession creates a session. A bad option is a *ParamError naming it.
 func (e *Env) NewSession(opts Options) (*Session, error) {
 	e.init()
-	cwd, err := checkDir("cwd", opts.Cwd)
+	cwd, err := checkRoot("cwd", opts.Cwd)
 	if err != nil {
 		return nil, err
 	}
 	roots := []string{cwd}
 	for i, d := range opts.AdditionalDirectories {
-		d, err := checkDir(fmt.Sprintf("additionalDirectories[%d]", i), d)
+		d, err := checkRoot(fmt.Sprintf("additionalDirectories[%d]", i), d)
 		if err != nil {
 			return nil, err
 		}
