@@ -229,7 +229,7 @@ func TestAgentInitialize(t *testing.T) {
 	for _, want := range []string{
 		`"protocolVersion":1`, `"version":"1.2.3"`, `"loadSession":true`, `"image":true`, `"audio":false`,
 		`"tools":["read","bash","edit","write"]`, `"documentSync":{"version":1}`, `"directTools":true`, `"outputs":true`,
-		`"sandbox":{"available":`, `"list":{}`, `"resume":{}`, `"close":{}`, `"authMethods":[]`,
+		`"sandbox":{"available":`, `"list":{}`, `"resume":{}`, `"close":{}`, `"authMethods":[{`, `"id":"anthropic-api-key"`, `"auth":{"logout":{}}`,
 	} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("initialize result lacks %s:\n%s", want, b)
