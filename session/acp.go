@@ -61,6 +61,19 @@ func wireUpdate(ev Event) rpc.SessionUpdate {
 		return &rpc.CurrentModeUpdate{CurrentModeID: string(ev.Preset)}
 	case *ConfigChanged:
 		return &rpc.ConfigOptionUpdate{ConfigOptions: wireConfigOptions(ev.Options)}
+	case *Compaction:
+		// Shown as text, which every client renders: a marker in the
+		// agent's messages, as claude-agent-acp does.
+		var t string
+		switch ev.Status {
+		case CompactionInProgress:
+			t = "Compacting the conversation…"
+		case CompactionCompleted:
+			t = fmt.Sprintf(" done (about %d → %d tokens).\n\n", ev.TokensBefore, ev.TokensAfter)
+		default:
+			t = " failed: " + ev.Error + "\n\n"
+		}
+		return &rpc.AgentMessageChunk{Content: rpc.TextBlock(t), MessageID: ev.ID}
 	case *InfoChanged:
 		u := &rpc.SessionInfoUpdate{}
 		if ev.Title != "" {

@@ -124,6 +124,12 @@ func (a *Agent) NewSession(ctx context.Context, req *rpc.NewSessionRequest) (*rp
 // the model is the configured default.
 func (a *Agent) wire(opts *Options, sid string) {
 	opts.OnEvent = func(ev Event) {
+		if l, ok := ev.(*Lagged); ok {
+			// Only a connection attached to another's session has a
+			// queue that can overflow; ACP has no way to say so.
+			a.env.Logger.Warn("this connection fell behind the session; updates were dropped", "session", sid, "missed", l.Missed)
+			return
+		}
 		u := wireUpdate(ev)
 		if u == nil {
 			return
@@ -185,10 +191,11 @@ func (a *Agent) session(id string) (*agentSession, error) {
 // the open one), replays its history as session/update notifications, then
 // answers.
 func (a *Agent) LoadSession(ctx context.Context, req *rpc.LoadSessionRequest) (*rpc.LoadSessionResponse, error) {
-	s, updates, err := a.reopen(req.SessionID, req.Cwd, req.AdditionalDirectories, req.MCPServers)
+	s, updates, replayed, err := a.reopen(req.SessionID, req.Cwd, req.AdditionalDirectories, req.MCPServers)
 	if err != nil {
 		return nil, err
 	}
+	defer replayed()
 	for _, raw := range updates {
 		var n rpc.SessionNotification
 		if err := json.Unmarshal(raw, &n); err != nil {
@@ -211,16 +218,20 @@ func (a *Agent) LoadSession(ctx context.Context, req *rpc.LoadSessionRequest) (*
 
 // ResumeSession answers session/resume: like load, without the replay.
 func (a *Agent) ResumeSession(ctx context.Context, req *rpc.ResumeSessionRequest) (*rpc.ResumeSessionResponse, error) {
-	s, _, err := a.reopen(req.SessionID, req.Cwd, req.AdditionalDirectories, req.MCPServers)
+	s, _, replayed, err := a.reopen(req.SessionID, req.Cwd, req.AdditionalDirectories, req.MCPServers)
 	if err != nil {
 		return nil, err
 	}
+	replayed()
 	return &rpc.ResumeSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions())}, nil
 }
 
 // reopen returns the session id: the open one of this connection, or the
-// stored one reopened. It also returns the stored updates for replay.
-func (a *Agent) reopen(id, cwd string, dirs []string, mcp []json.RawMessage) (*Session, []json.RawMessage, error) {
+// session opened through the environment (attached when another
+// connection has it open, else reopened from the store). It also returns
+// the stored updates for replay, and a function to call once they are
+// sent: live updates wait for it, so that they follow the replay.
+func (a *Agent) reopen(id, cwd string, dirs []string, mcp []json.RawMessage) (*Session, []json.RawMessage, func(), error) {
 	a.warnMCP(mcp)
 	if s, err := a.session(id); err == nil {
 		var updates []json.RawMessage
@@ -229,20 +240,27 @@ func (a *Agent) reopen(id, cwd string, dirs []string, mcp []json.RawMessage) (*S
 				updates = stored.updates
 			}
 		}
-		return s.Session, updates, nil
+		return s.Session, updates, func() {}, nil
 	}
 	opts := Options{Cwd: cwd, AdditionalDirectories: dirs}
 	a.wire(&opts, id)
+	ready := make(chan struct{})
+	live := opts.OnEvent
+	opts.OnEvent = func(ev Event) {
+		<-ready
+		live(ev)
+	}
+	replayed := sync.OnceFunc(func() { close(ready) })
 	s, updates, err := a.env.OpenSession(id, opts)
 	if errors.Is(err, ErrNotFound) {
-		return nil, nil, rpc.SessionNotFound(id)
+		return nil, nil, nil, rpc.SessionNotFound(id)
 	}
 	if err != nil {
-		return nil, nil, paramErr(err, "")
+		return nil, nil, nil, paramErr(err, "")
 	}
 	a.add(s)
 	a.env.Logger.Info("session reopened", "session", id, "cwd", s.Cwd(), "messages", len(s.History()))
-	return s, updates, nil
+	return s, updates, replayed, nil
 }
 
 // ListSessions answers session/list: the stored sessions (and this

@@ -83,8 +83,13 @@ type Env struct {
 	cached    sandbox.Status
 	cachedOK  bool
 
+	// openMu serializes creating, opening and attaching sessions, so that
+	// an id is open once.
+	openMu sync.Mutex
+
 	// mu guards the fields below.
 	mu       sync.Mutex
+	open     map[string]*state // the open sessions, by id
 	shutdown bool
 	cancels  map[*context.CancelFunc]struct{}
 }

@@ -60,24 +60,44 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content) (StopReason, err
 	defer done()
 
 	s.warnUnsaved()
+	set := s.toolSet()
+	specs := toolSpecs(set)
+	system := s.systemPrompt(specs)
+	if focus, ok := compactCommand(prompt); ok {
+		return s.compactNow(ctx, model, system, specs, focus)
+	}
 	msgID := newID("msg")
 	for _, b := range prompt {
 		s.emit(&UserMessage{Content: b, MessageID: msgID})
 	}
 	s.appendHistory(user)
-	set := s.toolSet()
-	specs := toolSpecs(set)
-	system := s.systemPrompt(specs)
+	retried := false
 	for range s.maxTurnRequests() {
 		if ctx.Err() != nil {
 			return StopCancelled, nil
 		}
 		t := &turn{s: s, ctx: ctx, tools: set, msgID: newID("msg")}
 		info := s.modelInfo(ctx, model)
-		req := models.Request{System: system, Messages: s.History(), Tools: specs}
+		req := models.Request{System: system, Messages: s.History(), Tools: specs, Thinking: s.thinking()}
+		if s.needsCompaction(info, req) {
+			if err := s.compact(ctx, model, info, system, specs, compactAuto, ""); err != nil {
+				s.env.Logger.Warn("compaction failed; sending the whole conversation", "session", s.id, "err", err)
+			}
+			req.Messages = s.History()
+		}
 		stop, err := t.stream(model, req)
 		if err == nil {
 			s.accountRequest(info, t, req)
+		}
+		if err != nil && !retried && ctx.Err() == nil && t.empty() && models.IsContextOverflow(err) {
+			// The provider says the conversation does not fit: compact
+			// and try once more.
+			retried = true
+			if cerr := s.compact(ctx, model, info, system, specs, compactOverflow, ""); cerr == nil {
+				continue
+			} else {
+				s.env.Logger.Warn("compaction after a context overflow failed", "session", s.id, "err", cerr)
+			}
 		}
 		if ctx.Err() != nil {
 			t.failPending("cancelled")
@@ -203,6 +223,11 @@ func (t *turn) stream(model models.Model, req models.Request) (string, error) {
 		}
 	})
 	return stop, err
+}
+
+// empty says whether the request streamed nothing the user saw.
+func (t *turn) empty() bool {
+	return t.text.Len() == 0 && t.thinking.Len() == 0 && len(t.calls) == 0
 }
 
 // assistant is the assistant message the model sent in this request.

@@ -66,9 +66,40 @@ type Options struct {
 	reopen bool
 }
 
-// Session is one coding-agent session. Its methods are safe for concurrent
-// use.
+// Session is one coding-agent session, as one host opened it. Its methods
+// are safe for concurrent use.
+//
+// A session is open once in an [Env]: a second [Env.OpenSession] of an
+// open session attaches to it, and returns a Session of its own that
+// shares everything with the first (history, tools, journal, the turn in
+// flight) but its event and approval handlers and its Close.
 type Session struct {
+	*state
+	h *handle
+}
+
+// handle is what belongs to one opener of a session.
+type handle struct {
+	sink    *sink // its event handler; nil if it has none
+	approve func(context.Context, *ApprovalRequest) (Decision, error)
+	// life ends with the opener's Close: it ends the operations the
+	// opener started; ops counts them.
+	life      context.Context
+	closeLife context.CancelFunc
+	ops       sync.WaitGroup
+	closed    bool // guarded by state.mu
+}
+
+type handleKey struct{}
+
+func newHandle(k *sink, approve func(context.Context, *ApprovalRequest) (Decision, error)) *handle {
+	h := &handle{sink: k, approve: approve}
+	h.life, h.closeLife = context.WithCancel(context.Background())
+	return h
+}
+
+// state is a session's shared state.
+type state struct {
 	env   *Env
 	id    string
 	cwd   string
@@ -91,6 +122,7 @@ type Session struct {
 	model     models.Model
 	history   []models.Message
 	usage     usageState
+	thought   string // the reasoning effort: "" (the model's default), low, medium or high
 	prompting bool
 	closed    bool
 	// warnedUnsaved says the client was told the session is not saved.
@@ -103,11 +135,28 @@ type Session struct {
 	life      context.Context
 	closeLife context.CancelFunc
 	ops       sync.WaitGroup
+	refs      int // open handles
+
+	// pubMu orders publishing with attaching (see publish); it guards
+	// sinks.
+	pubMu sync.Mutex
+	sinks []*sink
 }
 
 // NewSession creates a session. A bad option is a *ParamError naming it.
 func (e *Env) NewSession(opts Options) (*Session, error) {
 	e.init()
+	e.openMu.Lock()
+	defer e.openMu.Unlock()
+	return e.newSession(opts)
+}
+
+// newSession creates a session and registers it as open; e.openMu is
+// held.
+func (e *Env) newSession(opts Options) (*Session, error) {
+	if opts.id != "" && e.lookupOpen(opts.id) != nil {
+		return nil, fmt.Errorf("session %s is open already", opts.id)
+	}
 	cwd, err := checkRoot("cwd", opts.Cwd)
 	if err != nil {
 		return nil, err
@@ -147,7 +196,13 @@ func (e *Env) NewSession(opts Options) (*Session, error) {
 	if opts.Model == nil {
 		opts.Model = e.defaultModel()
 	}
-	s := &Session{env: e, id: opts.id, cwd: cwd, roots: roots, tools: names, opts: opts, preset: preset, model: opts.Model, created: time.Now()}
+	s := &Session{state: &state{env: e, id: opts.id, cwd: cwd, roots: roots, tools: names, opts: opts, preset: preset, model: opts.Model, created: time.Now(), refs: 1}}
+	var k *sink
+	if opts.OnEvent != nil {
+		k = directSink(opts.OnEvent)
+		s.sinks = []*sink{k}
+	}
+	s.h = newHandle(k, opts.Approve)
 	if err := s.startSync(); err != nil {
 		return nil, err
 	}
@@ -174,6 +229,7 @@ func (e *Env) NewSession(opts Options) (*Session, error) {
 	}
 	s.life, s.closeLife = context.WithCancel(context.Background())
 	s.turn, s.cancelTurn = context.WithCancel(s.life)
+	e.register(s.state)
 	return s, nil
 }
 
@@ -296,14 +352,34 @@ func (s *Session) Cancel() {
 	}
 }
 
-// Close cancels the session's work, waits for it to end and frees the
-// session. Later calls fail.
+// Close ends this opener's use of the session: it cancels the operations
+// it started and waits for them to end, and its handlers get no more
+// events. When no other opener has the session attached, Close also
+// cancels all its work, waits for it and frees the session. Later calls
+// of this Session's methods fail.
 func (s *Session) Close() {
 	s.mu.Lock()
-	s.closed = true
+	if s.h.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.h.closed = true
+	s.refs--
+	last := s.refs == 0
+	if last {
+		s.closed = true
+	}
 	s.mu.Unlock()
+	s.h.closeLife()
+	s.h.ops.Wait()
+	s.removeSink(s.h.sink)
+	if !last {
+		return
+	}
+	s.env.unregister(s.state)
 	s.closeLife()
 	s.ops.Wait()
+	s.closeSinks()
 	s.journal.close()
 	s.closeSync()
 }
@@ -320,39 +396,38 @@ func (s *Session) closeSync() {
 // with Close. done must be called when the operation ends.
 func (s *Session) begin(ctx context.Context) (context.Context, func(), error) {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.h.closed {
 		s.mu.Unlock()
 		return nil, nil, fmt.Errorf("session %s is closed", s.id)
 	}
 	turn := s.turn
 	s.ops.Add(1)
+	s.h.ops.Add(1)
 	s.mu.Unlock()
-	ctx, cancel := context.WithCancel(ctx)
+	caller := ctx
+	ctx, cancel := context.WithCancel(context.WithValue(ctx, handleKey{}, s.h))
 	stop := context.AfterFunc(turn, cancel)
+	stopHandle := context.AfterFunc(s.h.life, cancel)
 	ctx, untrack := s.env.track(ctx)
 	return ctx, func() {
+		// The opener's own handler has every event of the operation
+		// before the operation returns.
+		s.h.sink.flush(caller)
 		untrack()
 		stop()
+		stopHandle()
 		cancel()
+		s.h.ops.Done()
 		s.ops.Done()
 	}, nil
 }
 
 // emit records an event for replay and publishes it.
-func (s *Session) emit(ev Event) {
-	cleanTitles(ev)
-	s.journal.appendUpdate(s.id, wireUpdate(ev))
-	s.send(ev)
-}
+func (s *Session) emit(ev Event) { s.publish(ev, true) }
 
 // send publishes an event without recording it: live progress that a
 // replay does not need.
-func (s *Session) send(ev Event) {
-	cleanTitles(ev)
-	if s.opts.OnEvent != nil {
-		s.opts.OnEvent(ev)
-	}
-}
+func (s *Session) send(ev Event) { s.publish(ev, false) }
 
 // CallTool runs one of the session's tools directly, as the model would:
 // under the session's preset, approvals, serialization and buffers, with

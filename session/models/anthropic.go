@@ -87,12 +87,23 @@ func (m *anthropicModel) Stream(ctx context.Context, req Request, on func(Event)
 // Wire types of the request.
 
 type antRequest struct {
-	Model     string       `json:"model"`
-	MaxTokens int          `json:"max_tokens"`
-	System    []antBlock   `json:"system,omitempty"`
-	Messages  []antMessage `json:"messages"`
-	Tools     []antTool    `json:"tools,omitempty"`
-	Stream    bool         `json:"stream"`
+	Model      string         `json:"model"`
+	MaxTokens  int            `json:"max_tokens"`
+	System     []antBlock     `json:"system,omitempty"`
+	Messages   []antMessage   `json:"messages"`
+	Tools      []antTool      `json:"tools,omitempty"`
+	ToolChoice *antToolChoice `json:"tool_choice,omitempty"`
+	Thinking   *antThinking   `json:"thinking,omitempty"`
+	Stream     bool           `json:"stream"`
+}
+
+type antToolChoice struct {
+	Type string `json:"type"`
+}
+
+type antThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
 }
 
 type antMessage struct {
@@ -159,6 +170,21 @@ func (m *anthropicModel) encode(req Request) ([]byte, error) {
 	out := antRequest{Model: m.model, MaxTokens: req.MaxTokens, Stream: true}
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = anthropicMaxTokens(m.model)
+	}
+	if budget := map[string]int{ThinkingLow: thinkingBudgetLow, ThinkingMedium: thinkingBudgetMedium, ThinkingHigh: thinkingBudgetHigh}[req.Thinking]; budget > 0 {
+		// The budget counts within max_tokens and must leave room for
+		// the answer; the model's output limit caps both.
+		limit := int(m.Describe(context.Background()).MaxOutputTokens)
+		out.MaxTokens = min(max(out.MaxTokens, budget+8192), limit)
+		budget = min(budget, out.MaxTokens-4096)
+		if budget >= 1024 {
+			out.Thinking = &antThinking{Type: "enabled", BudgetTokens: budget}
+		}
+	} else if req.Thinking != "" {
+		return nil, fmt.Errorf("anthropic: thinking: unknown effort %q (want low, medium or high)", req.Thinking)
+	}
+	if req.NoToolUse && len(req.Tools) > 0 {
+		out.ToolChoice = &antToolChoice{Type: "none"}
 	}
 	if req.System != "" {
 		out.System = []antBlock{{Type: "text", Text: &req.System, CacheControl: ephemeral}}

@@ -29,12 +29,17 @@ function flush() {
   const jobs = [...pending.values()];
   pending.clear();
   for (const fn of jobs) fn();
-  if (stuck) {
-    const t = $("transcript");
+  const t = $("transcript");
+  // While a session loads its history, scrolling (a forced layout of
+  // the whole transcript each frame) waits for the end.
+  if (stuck && t.dataset.state !== "loading") {
     t.scrollTop = t.scrollHeight;
+    autoTop = t.scrollTop;
   }
 }
+// stuck: the view follows new content until the person scrolls up.
 let stuck = true;
+let autoTop = 0;
 
 // ---- batch headings
 
@@ -486,6 +491,8 @@ function setTitle(t) {
 
 function openView(id) {
   app.sessionId = id;
+  stuck = true;
+  autoTop = 0;
   app.view.reset();
   app.commands = [];
   history.replaceState(null, "", "#session=" + encodeURIComponent(id));
@@ -533,8 +540,9 @@ async function loadSession(id) {
     if (app.sessionId !== id) return;
     renderConfig(r?.configOptions);
     await new Promise((res) => requestAnimationFrame(() => { flush(); res(); }));
-    t.dataset.loadMs = String(Math.round(performance.now() - start));
     t.dataset.state = "ready";
+    flush();
+    t.dataset.loadMs = String(Math.round(performance.now() - start));
     status("Loaded");
   } catch (e) {
     t.dataset.state = "error";
@@ -697,7 +705,9 @@ async function main() {
   app.view = new View($("transcript"));
   $("transcript").addEventListener("scroll", () => {
     const t = $("transcript");
-    stuck = t.scrollTop + t.clientHeight >= t.scrollHeight - 48;
+    // Our own scrolling (autoTop) never unsticks, however much content
+    // arrived since; scrolling up does; back at the bottom sticks again.
+    stuck = t.scrollTop >= autoTop - 1 || t.scrollTop + t.clientHeight >= t.scrollHeight - 48;
   }, { passive: true });
   $("new-session").addEventListener("submit", newSession);
   $("composer").addEventListener("submit", send);
