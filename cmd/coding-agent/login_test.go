@@ -18,7 +18,7 @@ func TestLoginThenPrint(t *testing.T) {
 	const secret = "sk-ant-test-LOGIN-9d2e"
 	dataDir := t.TempDir()
 	login := agentCmd(t, "login", "--provider", "anthropic", "--data-dir", dataDir)
-	login.Env = append(modelEnv(t, "", nil))
+	login.Env = modelEnv(t, "", nil)
 	login.Stdin = strings.NewReader(secret + "\n")
 	out, err := login.CombinedOutput()
 	if err != nil {
