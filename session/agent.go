@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coding-agent/coding-agent/editorsync"
 	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/display"
+	"github.com/coding-agent/coding-agent/session/mcp"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -32,6 +35,8 @@ type Agent struct {
 type agentSession struct {
 	*Session
 	created time.Time
+	// noticed is set once the MCP servers that did not start were told.
+	noticed atomic.Bool
 }
 
 var _ rpc.Agent = (*Agent)(nil)
@@ -72,6 +77,7 @@ func (a *Agent) Initialize(ctx context.Context, req *rpc.InitializeRequest) (*rp
 		AgentCapabilities: rpc.AgentCapabilities{
 			LoadSession:        true,
 			PromptCapabilities: rpc.PromptCapabilities{Image: true, EmbeddedContext: true},
+			MCPCapabilities:    rpc.MCPCapabilities{HTTP: true, SSE: true},
 			SessionCapabilities: &rpc.SessionCapabilities{
 				List: &rpc.Empty{}, Resume: &rpc.Empty{}, Close: &rpc.Empty{},
 			},
@@ -105,7 +111,11 @@ func (a *Agent) NewSession(ctx context.Context, req *rpc.NewSessionRequest) (*rp
 			opts.ApprovalTimeout = time.Duration(*t * float64(time.Second))
 		}
 	}
-	a.warnMCP(req.MCPServers)
+	servers, err := mcpServers(req.MCPServers)
+	if err != nil {
+		return nil, err
+	}
+	opts.MCPServers = servers
 	// The id is chosen here so that callbacks, which may run before
 	// NewSession returns (the watcher starts inside it), already know it.
 	opts.id = newID("sess")
@@ -157,23 +167,15 @@ func (a *Agent) add(s *Session) {
 	a.sessions[s.ID()] = &agentSession{Session: s, created: time.Now()}
 }
 
-func (a *Agent) warnMCP(servers []json.RawMessage) {
-	if len(servers) > 0 {
-		a.env.Logger.Warn("MCP servers are not supported yet; not starting them", "servers", mcpNames(servers))
+// mcpServers parses the mcpServers of a request: a bad entry is
+// invalid params naming it.
+func mcpServers(raw []json.RawMessage) ([]mcp.ServerConfig, error) {
+	cs, err := mcp.ParseACP(raw)
+	if err != nil {
+		field, msg, _ := strings.Cut(err.Error(), ": ")
+		return nil, rpc.InvalidParams(field, msg)
 	}
-}
-
-// mcpNames lists the names of MCP server configurations for the log.
-func mcpNames(servers []json.RawMessage) []string {
-	var names []string
-	for _, raw := range servers {
-		var s struct {
-			Name string `json:"name"`
-		}
-		_ = json.Unmarshal(raw, &s)
-		names = append(names, s.Name)
-	}
-	return names
+	return cs, nil
 }
 
 // session returns the live session id or the ACP "not found" error.
@@ -231,9 +233,15 @@ func (a *Agent) ResumeSession(ctx context.Context, req *rpc.ResumeSessionRequest
 // connection has it open, else reopened from the store). It also returns
 // the stored updates for replay, and a function to call once they are
 // sent: live updates wait for it, so that they follow the replay.
-func (a *Agent) reopen(id, cwd string, dirs []string, mcp []json.RawMessage) (*Session, []json.RawMessage, func(), error) {
-	a.warnMCP(mcp)
+func (a *Agent) reopen(id, cwd string, dirs []string, mcpRaw []json.RawMessage) (*Session, []json.RawMessage, func(), error) {
+	servers, err := mcpServers(mcpRaw)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	if s, err := a.session(id); err == nil {
+		if len(servers) > 0 {
+			a.env.Logger.Info("session already open: its MCP servers keep running; the request's list is not started", "session", id)
+		}
 		var updates []json.RawMessage
 		if st := a.env.store(); st != nil {
 			if stored, err := st.load(id); err == nil {
@@ -242,7 +250,7 @@ func (a *Agent) reopen(id, cwd string, dirs []string, mcp []json.RawMessage) (*S
 		}
 		return s.Session, updates, func() {}, nil
 	}
-	opts := Options{Cwd: cwd, AdditionalDirectories: dirs}
+	opts := Options{Cwd: cwd, AdditionalDirectories: dirs, MCPServers: servers}
 	a.wire(&opts, id)
 	ready := make(chan struct{})
 	live := opts.OnEvent
@@ -378,6 +386,14 @@ func (a *Agent) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.Prompt
 		// (authenticate, or `coding-agent login` in a terminal).
 		if m := a.env.defaultModel(); m != nil {
 			s.SetModel(m)
+		}
+	}
+	if !s.noticed.Swap(true) {
+		// The MCP servers that did not start, once, where the user looks.
+		if text := s.mcpNotice(); text != "" {
+			if err := a.client.SessionUpdate(ctx, &rpc.SessionNotification{SessionID: s.ID(), Update: &rpc.AgentMessageChunk{Content: rpc.TextBlock(text), MessageID: newID("msg")}}); err != nil {
+				a.env.Logger.Debug("session/update not sent", "session", s.ID(), "err", err)
+			}
 		}
 	}
 	stop, err := s.Prompt(ctx, sdkPrompt(req.Prompt))

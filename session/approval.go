@@ -93,6 +93,8 @@ func (s *Session) approvalRequest(req tools.ApprovalRequest) *ApprovalRequest {
 		Justification: req.Justification,
 		Reason:        req.Reason,
 		Input:         req.Args,
+		Server:        req.Server,
+		MCPTool:       req.MCPTool,
 	}
 	if t, ok := s.lookupTool(req.Tool); ok {
 		r.Title, r.Kind = display.Title(tools.CallTitle(t, string(req.Args))), t.Kind()

@@ -224,4 +224,3 @@ func (a *Agent) noModelError() error {
 	nm := a.env.NoModel()
 	return rpc.AuthRequired(nm.Msg, nm.Variables, authMethodIDs(a.authMethods()))
 }
-

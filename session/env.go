@@ -47,6 +47,10 @@ type Env struct {
 	Model string
 	// ModelOptions tune the model clients (retries, timeouts).
 	ModelOptions models.Options
+	// MCPExecutable is the binary re-executed as the supervisor of stdio
+	// MCP servers (it must call mcp.MaybeRunSupervisor first); empty means
+	// this process's executable.
+	MCPExecutable string
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
 	// MaxCommands caps the bash commands running at once across every

@@ -76,6 +76,12 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content) (StopReason, err
 		if ctx.Err() != nil {
 			return StopCancelled, nil
 		}
+		// The tool set of each model request: an MCP server may have
+		// changed its tools (notifications/tools/list_changed) since the
+		// last one.
+		set := s.toolSet()
+		specs := toolSpecs(set)
+		system := s.systemPrompt(specs)
 		t := &turn{s: s, ctx: ctx, tools: set, msgID: newID("msg")}
 		info := s.modelInfo(ctx, model)
 		req := models.Request{System: system, Messages: s.History(), Tools: specs, Thinking: s.thinking()}
@@ -301,8 +307,11 @@ func toolResult(id, text string, isError bool) models.Part {
 // resultText is what the model is told of a tool result.
 func resultText(res tools.Result) string {
 	var b strings.Builder
-	for i, c := range res.Content {
-		if i > 0 {
+	for _, c := range res.Content {
+		if c.Type != "" && c.Type != ContentText {
+			continue // an MCP tool's image or resource: described in its text
+		}
+		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
 		b.WriteString(c.Text)

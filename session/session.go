@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/coding-agent/coding-agent/editorsync"
+	"github.com/coding-agent/coding-agent/session/mcp"
 	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
 )
@@ -59,6 +60,13 @@ type Options struct {
 	// MaxTurnRequests bounds the model requests of one prompt; 0 means
 	// DefaultMaxTurnRequests.
 	MaxTurnRequests int
+	// MCPServers are the session's MCP servers (ACP mcpServers), started
+	// with those of config.json whose names they do not use. Their tools
+	// join the built-in ones (see package mcp).
+	MCPServers []mcp.ServerConfig
+	// MCPStartTimeout bounds each MCP server's start; 0 means
+	// config.json's mcpStartTimeoutSeconds, else mcp.DefaultStartTimeout.
+	MCPStartTimeout time.Duration
 	// id, when set, is the session's id (chosen by a host that must know
 	// it before the first callback); reopen says the session is stored
 	// already (see Env.OpenSession).
@@ -112,6 +120,7 @@ type state struct {
 	// persistErr says why a session meant to be saved is not (a data
 	// directory that cannot be written); nil otherwise.
 	persistErr error
+	mcp        *mcp.Set         // nil without MCP servers
 	sync       *editorsync.Sync // nil without editor sync
 
 	// mu guards the fields below.
@@ -229,6 +238,7 @@ func (e *Env) newSession(opts Options) (*Session, error) {
 	}
 	s.life, s.closeLife = context.WithCancel(context.Background())
 	s.turn, s.cancelTurn = context.WithCancel(s.life)
+	s.startMCP()
 	e.register(s.state)
 	return s, nil
 }
@@ -298,11 +308,17 @@ func (s *Session) buildTools(preset tools.Preset) (*tools.Set, error) {
 	return tools.NewSet(ts...)
 }
 
-// toolSet returns the current tool set.
+// approverOf returns the session's approver: it asks the host
+// (Options.Approve), remembering "allow always" answers.
+func (s *Session) approverOf() tools.Approver { return &approver{s: s} }
+
+// toolSet returns the current tool set: the built-in tools and the
+// current tools of the MCP servers.
 func (s *Session) toolSet() *tools.Set {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.toolset
+	base, preset := s.toolset, s.preset
+	s.mu.Unlock()
+	return s.withMCP(base, preset)
 }
 
 // lookupTool returns the session's tool called name.
@@ -379,6 +395,7 @@ func (s *Session) Close() {
 	s.env.unregister(s.state)
 	s.closeLife()
 	s.ops.Wait()
+	s.mcp.Close()
 	s.closeSinks()
 	s.journal.close()
 	s.closeSync()
@@ -503,7 +520,16 @@ func finalUpdate(id string, args json.RawMessage, res tools.Result, diffs []edit
 		u.Status = StatusFailed
 	}
 	for _, c := range res.Content {
-		u.Text = append(u.Text, c.Text)
+		if c.Type == "" || c.Type == ContentText {
+			u.Text = append(u.Text, c.Text)
+			continue
+		}
+		// An MCP tool's image, audio, resource link or resource.
+		m := Content{Type: c.Type, Data: c.Data, MimeType: c.MimeType, URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, Size: c.Size}
+		if r := c.Resource; r != nil {
+			m.Resource = &Resource{URI: r.URI, MimeType: r.MimeType, Text: r.Text, Blob: r.Blob}
+		}
+		u.Media = append(u.Media, m)
 	}
 	for _, ch := range res.Changes {
 		u.Diffs = append(u.Diffs, Diff{Path: ch.Path, OldText: ch.OldText, NewText: ch.NewText})

@@ -88,6 +88,11 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitCode(err, stderr)
 	}
 	defer s.Close()
+	for _, m := range s.MCPServers() {
+		if !m.Started {
+			fmt.Fprintf(stderr, "coding-agent: MCP server %q did not start: %s\n", m.Name, m.Error)
+		}
+	}
 	stop, err := s.Prompt(ctx, []session.Content{session.Text(*prompt)})
 	if errors.Is(err, session.ErrNoModel) {
 		return exitCode(env.NoModel(), stderr)
