@@ -19,6 +19,9 @@ const (
 	CodeRequestCancelled = -32800
 	CodeSessionNotFound  = -32002
 	CodeAuthRequired     = -32000
+	// CodeServerBusy answers a call beyond the connection's bound on calls
+	// in flight (as codex's "Server overloaded; retry later").
+	CodeServerBusy = -32001
 )
 
 // Error is a JSON-RPC error object. Agent methods return it to choose the code

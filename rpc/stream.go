@@ -41,8 +41,9 @@ type stream struct {
 	writeDone chan struct{} // closed on the first write error
 
 	trace *tracer
-	// answered, if set, is told the id of every response written.
-	answered func(idKey string)
+	// writing and answered, if set, are told the id of every response,
+	// just before it is written (under the write lock) and once it has been.
+	writing, answered func(idKey string)
 
 	inOnce, outOnce sync.Once
 	// release is closed by Serve when the library may learn that input
@@ -196,23 +197,31 @@ func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 	if err != nil {
 		return 0, fmt.Errorf("encoding message: %w", err)
 	}
-	n, err := s.writeFrame(body)
-	if err == nil && s.answered != nil {
+	key, isAnswer := "", false
+	if s.answered != nil {
+		key, isAnswer = responseKey(body)
+	}
+	n, err := s.writeFrame(body, key)
+	if err == nil && isAnswer {
 		// Outside the write lock: what runs once an answer is written may
 		// write messages itself.
-		if key, ok := responseKey(body); ok {
-			s.answered(key)
-		}
+		s.answered(key)
 	}
 	return n, err
 }
 
-// writeFrame writes one framed message.
-func (s *stream) writeFrame(body []byte) (int64, error) {
+// writeFrame writes one framed message. When it is the answer to the call
+// key, the call stops counting as in flight once it holds the write lock,
+// before the client can read the answer: at most this one answer is then
+// held uncounted.
+func (s *stream) writeFrame(body []byte, key string) (int64, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.writeErr != nil {
 		return 0, s.writeErr
+	}
+	if key != "" && s.writing != nil {
+		s.writing(key)
 	}
 	s.wbuf = appendFrame(s.wbuf[:0], s.framing, body)
 	// Trace first: once the peer has the message, the trace has it too.

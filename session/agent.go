@@ -352,8 +352,13 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req *rpc.SetSessionC
 		}
 		s.SetModel(m)
 		s.emit(&ConfigChanged{Options: s.ConfigOptions()})
+	case "thought_level":
+		if _, err := s.SetThinking(req.Value); err != nil {
+			return nil, rpc.InvalidParams("value", err.Error())
+		}
+		s.emit(&ConfigChanged{Options: s.ConfigOptions()})
 	default:
-		return nil, rpc.InvalidParams("configId", fmt.Sprintf("unknown config option %q (valid: preset, model)", req.ConfigID))
+		return nil, rpc.InvalidParams("configId", fmt.Sprintf("unknown config option %q (valid: preset, model, thought_level)", req.ConfigID))
 	}
 	return &rpc.SetSessionConfigOptionResponse{ConfigOptions: wireConfigOptions(s.ConfigOptions())}, nil
 }

@@ -346,8 +346,14 @@ func TestAgentModesAndConfigOptions(t *testing.T) {
 	if err := c.call("session/set_config_option", map[string]any{"sessionId": sid, "configId": "preset", "value": "workspace-write"}, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.ConfigOptions) != 2 || res.ConfigOptions[0].CurrentValue != "workspace-write" || res.ConfigOptions[1].ID != "model" {
+	if len(res.ConfigOptions) != 3 || res.ConfigOptions[0].CurrentValue != "workspace-write" || res.ConfigOptions[1].ID != "model" || res.ConfigOptions[2].ID != "thought_level" {
 		t.Errorf("config options %+v", res.ConfigOptions)
+	}
+	if err := c.call("session/set_config_option", map[string]any{"sessionId": sid, "configId": "thought_level", "value": "high"}, &res); err != nil || res.ConfigOptions[2].CurrentValue != "high" {
+		t.Errorf("thought_level high: %+v %+v", res.ConfigOptions, err)
+	}
+	if err := c.call("session/set_config_option", map[string]any{"sessionId": sid, "configId": "thought_level", "value": "extreme"}, nil); err == nil || err.Code != -32602 {
+		t.Errorf("unknown thought level: %+v", err)
 	}
 	if err := c.call("session/set_config_option", map[string]any{"sessionId": sid, "configId": "colour", "value": "x"}, nil); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "configId") {
 		t.Errorf("unknown config option: %+v", err)

@@ -380,10 +380,3 @@ func (s *Session) compactNow(ctx context.Context, model models.Model, system str
 	}
 	return StopEndTurn, nil
 }
-
-// thinking returns the session's reasoning effort.
-func (s *Session) thinking() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.thought
-}

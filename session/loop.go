@@ -84,7 +84,7 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content) (StopReason, err
 		system := s.systemPrompt(specs)
 		t := &turn{s: s, ctx: ctx, tools: set, msgID: newID("msg")}
 		info := s.modelInfo(ctx, model)
-		req := models.Request{System: system, Messages: s.History(), Tools: specs, Thinking: s.thinking()}
+		req := models.Request{System: system, Messages: s.History(), Tools: specs, Thinking: s.Thinking()}
 		if s.needsCompaction(info, req) {
 			if err := s.compact(ctx, model, info, system, specs, compactAuto, ""); err != nil {
 				s.env.Logger.Warn("compaction failed; sending the whole conversation", "session", s.id, "err", err)
@@ -162,6 +162,7 @@ type turn struct {
 	byIndex  map[int]*pendingCall
 	usage    models.Usage
 	gotUsage bool
+	redacted []string // redacted thinking blocks, replayed verbatim
 }
 
 // pendingCall is a tool call the model is emitting.
@@ -190,6 +191,9 @@ func (t *turn) stream(model models.Model, req models.Request) (string, error) {
 			t.thinking.WriteString(ev.Text)
 			if ev.Signature != "" {
 				t.sig = ev.Signature
+			}
+			if ev.Redacted != "" {
+				t.redacted = append(t.redacted, ev.Redacted)
 			}
 			if ev.Text != "" {
 				t.s.emit(&ThoughtChunk{Text: ev.Text, MessageID: t.thinkID})
@@ -241,6 +245,9 @@ func (t *turn) assistant() models.Message {
 	m := models.Message{Role: models.RoleAssistant}
 	if t.thinking.Len() > 0 || t.sig != "" {
 		m.Parts = append(m.Parts, models.Part{Kind: models.PartThinking, Text: t.thinking.String(), Signature: t.sig})
+	}
+	for _, d := range t.redacted {
+		m.Parts = append(m.Parts, models.Part{Kind: models.PartThinking, Data: d})
 	}
 	if t.text.Len() > 0 {
 		m.Parts = append(m.Parts, models.Part{Kind: models.PartText, Text: t.text.String()})

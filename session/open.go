@@ -62,6 +62,7 @@ func (e *Env) OpenSession(id string, opts Options) (*Session, []json.RawMessage,
 		return nil, nil, err
 	}
 	sess.history = s.messages
+	sess.thought = s.thought
 	if !s.meta.CreatedAt.IsZero() {
 		sess.created = s.meta.CreatedAt
 	}

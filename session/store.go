@@ -42,6 +42,7 @@ const (
 	recPreset  = "preset"
 	recUsage   = "usage"
 	recCompact = "compaction"
+	recThought = "thought"
 )
 
 // record is one line of a session file.
@@ -54,6 +55,7 @@ type record struct {
 	Preset  string          `json:"preset,omitempty"`
 	Usage   *usageRecord    `json:"usage,omitempty"`
 	Compact *compactRecord  `json:"compaction,omitempty"`
+	Thought string          `json:"thought,omitempty"`
 }
 
 // compactRecord says that the history was compacted: from here on, the
@@ -135,6 +137,7 @@ type stored struct {
 	updated  time.Time
 	title    string
 	usage    *usageRecord // the latest
+	thought  string
 }
 
 // errNotStored reports a session id with no file.
@@ -210,6 +213,8 @@ func (st *store) read(r io.Reader, id string, full bool) (*stored, error) {
 			s.preset = rec.Preset
 		case recUsage:
 			s.usage = rec.Usage
+		case recThought:
+			s.thought = rec.Thought
 		case recCompact:
 			c := rec.Compact
 			if c == nil || c.Kept < 0 || c.Kept > len(s.messages) || len(c.Head) == 0 {

@@ -119,6 +119,8 @@ type antBlock struct {
 	// thinking
 	Thinking  *string `json:"thinking,omitempty"`
 	Signature string  `json:"signature,omitempty"`
+	// redacted_thinking
+	Data string `json:"data,omitempty"`
 	// image
 	Source *antImageSource `json:"source,omitempty"`
 	// tool_use
@@ -216,7 +218,9 @@ func (m *anthropicModel) encode(req Request) ([]byte, error) {
 					blocks = append(blocks, antBlock{Type: "text", Text: &p.Text})
 				}
 			case PartThinking:
-				if p.Signature != "" {
+				if p.Data != "" && p.Text == "" {
+					blocks = append(blocks, antBlock{Type: "redacted_thinking", Data: p.Data})
+				} else if p.Signature != "" {
 					blocks = append(blocks, antBlock{Type: "thinking", Thinking: &p.Text, Signature: p.Signature})
 				}
 			case PartImage:
@@ -345,6 +349,7 @@ type antEvent struct {
 		Name     string `json:"name"`
 		Text     string `json:"text"`
 		Thinking string `json:"thinking"`
+		Data     string `json:"data"`
 	} `json:"content_block"`
 	Delta *struct {
 		Type        string `json:"type"`
@@ -442,6 +447,10 @@ func (p *anthropicParser) event(raw sseEvent, emit func(Event)) (done bool, err 
 		case "thinking":
 			if cb.Thinking != "" {
 				emit(Event{Kind: EventThinking, Text: cb.Thinking})
+			}
+		case "redacted_thinking":
+			if cb.Data != "" {
+				emit(Event{Kind: EventThinking, Redacted: cb.Data})
 			}
 		case "tool_use":
 			if cb.ID == "" || cb.Name == "" {

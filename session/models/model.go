@@ -121,7 +121,8 @@ const (
 // Part is one piece of a message; Kind selects the fields that apply:
 //
 //	text         Text
-//	thinking     Text, Signature (Anthropic's signature, replayed verbatim)
+//	thinking     Text, Signature (Anthropic's signature, replayed verbatim);
+//	             or Data alone: redacted thinking, replayed verbatim
 //	image        MimeType, Data (base64)
 //	tool_call    ToolCallID, ToolName, Args (assistant messages)
 //	tool_result  ToolCallID, Text, IsError (user messages)
@@ -136,6 +137,9 @@ type Part struct {
 	Args       json.RawMessage `json:"args,omitempty"`
 	IsError    bool            `json:"isError,omitempty"`
 }
+
+// A thinking part with Data (and no Text) is Anthropic's redacted
+// thinking: encrypted reasoning, replayed verbatim.
 
 // ToolSpec describes a tool to the model.
 type ToolSpec struct {
@@ -184,6 +188,9 @@ type Event struct {
 	ArgsDelta  string
 	Usage      Usage
 	StopReason string
+	// Redacted, on an EventThinking, is a block of redacted thinking
+	// (Anthropic), to be replayed as it came.
+	Redacted string
 }
 
 // Usage counts the tokens of one response. Input tokens are split the way
