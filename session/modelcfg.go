@@ -38,7 +38,7 @@ func (e *Env) storedCredentials() Credentials {
 // defaultModel is the model new sessions start with: Env.Model (from
 // --model), else $CODING_AGENT_MODEL, else config.json's model, else the
 // default model of the one provider that has credentials. It is chosen once; nil when none is
-// configured (prompts then fail with -32010).
+// configured (prompts then fail with auth_required, -32000).
 func (e *Env) defaultModel() models.Model {
 	e.modelMu.Lock()
 	defer e.modelMu.Unlock()
