@@ -390,6 +390,13 @@ func (s *Sandbox) plan(p Policy, dir string) (*plan, error) {
 			roots = append(roots, c)
 		}
 		pl.roots = dedupe(roots)
+		// A root in git's storage would make git's config and hooks
+		// writable: refused, whatever else the roots hold.
+		for _, r := range pl.roots {
+			if g, ok := GitStorage(r); ok {
+				return nil, fmt.Errorf("sandbox policy: writable root %s is inside git's storage %s; refusing to run (git's config and hooks would become writable)", r, g)
+			}
+		}
 	} else {
 		pl.visible = dedupe(roots)
 	}

@@ -43,6 +43,7 @@ const (
 	recUsage   = "usage"
 	recCompact = "compaction"
 	recAllow   = "allow"
+	recThought = "thought"
 )
 
 // record is one line of a session file.
@@ -57,7 +58,8 @@ type record struct {
 	Compact *compactRecord  `json:"compaction,omitempty"`
 	// Allow is what an "always allow" answer allowed for the rest of the
 	// session (see approvalKey).
-	Allow string `json:"allow,omitempty"`
+	Allow   string `json:"allow,omitempty"`
+	Thought string `json:"thought,omitempty"`
 }
 
 // compactRecord says that the history was compacted: from here on, the
@@ -140,6 +142,7 @@ type stored struct {
 	title    string
 	usage    *usageRecord // the latest
 	allowed  []string     // what "always allow" answers allowed
+	thought  string
 }
 
 // errNotStored reports a session id with no file.
@@ -219,6 +222,8 @@ func (st *store) read(r io.Reader, id string, full bool) (*stored, error) {
 			}
 		case recUsage:
 			s.usage = rec.Usage
+		case recThought:
+			s.thought = rec.Thought
 		case recCompact:
 			c := rec.Compact
 			if c == nil || c.Kept < 0 || c.Kept > len(s.messages) || len(c.Head) == 0 {

@@ -29,12 +29,17 @@ function flush() {
   const jobs = [...pending.values()];
   pending.clear();
   for (const fn of jobs) fn();
-  if (stuck) {
-    const t = $("transcript");
+  const t = $("transcript");
+  // While a session loads its history, scrolling (a forced layout of
+  // the whole transcript each frame) waits for the end.
+  if (stuck && t.dataset.state !== "loading") {
     t.scrollTop = t.scrollHeight;
+    autoTop = t.scrollTop;
   }
 }
+// stuck: the view follows new content until the person scrolls up.
 let stuck = true;
+let autoTop = 0;
 
 // ---- batch headings
 
@@ -486,8 +491,12 @@ function setTitle(t) {
 
 function openView(id) {
   app.sessionId = id;
+  stuck = true;
+  autoTop = 0;
   app.view.reset();
   app.commands = [];
+  $("config").replaceChildren();
+  $("usage").hidden = true;
   history.replaceState(null, "", "#session=" + encodeURIComponent(id));
   $("composer").hidden = false;
   $("empty").hidden = true;
@@ -533,8 +542,9 @@ async function loadSession(id) {
     if (app.sessionId !== id) return;
     renderConfig(r?.configOptions);
     await new Promise((res) => requestAnimationFrame(() => { flush(); res(); }));
-    t.dataset.loadMs = String(Math.round(performance.now() - start));
     t.dataset.state = "ready";
+    flush();
+    t.dataset.loadMs = String(Math.round(performance.now() - start));
     status("Loaded");
   } catch (e) {
     t.dataset.state = "error";
@@ -549,15 +559,25 @@ function setSelect(id, value) {
   if (s && value != null) s.value = value;
 }
 
+// renderConfig shows one picker per select config option (preset, model,
+// thinking, whatever the agent offers), in the agent's order.
 function renderConfig(options) {
+  const box = $("config");
   for (const o of options ?? []) {
-    const sel = o.id === "preset" ? $("preset") : o.id === "model" ? $("model") : null;
-    if (!sel) continue;
+    if (o.type && o.type !== "select") continue;
+    let sel = [...box.querySelectorAll("select")].find((x) => x.dataset.configId === o.id);
+    if (!sel) {
+      sel = el("select", { id: /^(preset|model)$/.test(o.id) ? o.id : "config-" + o.id.replace(/[^A-Za-z0-9_-]/g, "_") });
+      sel.dataset.configId = o.id;
+      sel.addEventListener("change", changeConfig);
+      box.append(el("label", {}, el("span", {}, o.name ?? o.id), sel));
+    }
+    sel.setAttribute("aria-label", neutralize(o.name ?? o.id, true));
+    if (o.description) sel.title = neutralize(o.description, true);
     sel.replaceChildren(...(o.options ?? []).map((v) => el("option", { value: v.value, title: v.description ?? null }, v.name ?? v.value)));
     if (o.currentValue && !(o.options ?? []).some((v) => v.value === o.currentValue)) sel.append(el("option", { value: o.currentValue }, o.currentValue));
     sel.value = o.currentValue ?? "";
     sel.disabled = (o.options ?? []).length === 0;
-    sel.dataset.configId = o.id;
   }
 }
 
@@ -697,13 +717,13 @@ async function main() {
   app.view = new View($("transcript"));
   $("transcript").addEventListener("scroll", () => {
     const t = $("transcript");
-    stuck = t.scrollTop + t.clientHeight >= t.scrollHeight - 48;
+    // Our own scrolling (autoTop) never unsticks, however much content
+    // arrived since; scrolling up does; back at the bottom sticks again.
+    stuck = t.scrollTop >= autoTop - 1 || t.scrollTop + t.clientHeight >= t.scrollHeight - 48;
   }, { passive: true });
   $("new-session").addEventListener("submit", newSession);
   $("composer").addEventListener("submit", send);
   $("cancel").addEventListener("click", cancel);
-  $("preset").addEventListener("change", changeConfig);
-  $("model").addEventListener("change", changeConfig);
   const box = $("message");
   box.addEventListener("keydown", (e) => {
     const open = !$("commands").hidden;
