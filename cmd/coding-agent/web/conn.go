@@ -20,6 +20,16 @@ func (c *conn) Initialize(ctx context.Context, req *rpc.InitializeRequest) (*rpc
 	return c.h.agent.Initialize(ctx, req)
 }
 
+// Authenticate and Logout act on the data directory's stored
+// credentials, shared by every tab.
+func (c *conn) Authenticate(ctx context.Context, req *rpc.AuthenticateRequest) (*rpc.AuthenticateResponse, error) {
+	return c.h.agent.Authenticate(ctx, req)
+}
+
+func (c *conn) Logout(ctx context.Context, req *rpc.LogoutRequest) (*rpc.LogoutResponse, error) {
+	return c.h.agent.Logout(ctx, req)
+}
+
 func (c *conn) NewSession(ctx context.Context, req *rpc.NewSessionRequest) (*rpc.NewSessionResponse, error) {
 	resp, err := c.h.agent.NewSession(ctx, req)
 	if err == nil {
