@@ -157,7 +157,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, newAgent func(Clien
 	}
 	st.writing, st.answered = s.owed.pay, s.runAfter
 	defer s.runAfter("") // what the connection ended without answering
-	conn := jsonrpc2.NewConn(st, jsonrpc2.WithCodec(stdCodec{}), jsonrpc2.WithPreempter(preempter{s}))
+	conn := jsonrpc2.NewConn(st, jsonrpc2.WithCodec(stdCodec{}))
 	s.agent = newAgent(&client{conn: conn, logger: opts.Logger, optIns: &s.optIns})
 	conn.Go(connCtx, s.handle)
 
@@ -289,7 +289,11 @@ type registration struct {
 // s.base, and calls release the read loop with Async before running.
 func (s *server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	if !req.IsCall() {
-		s.handleNotification(req)
+		// Notifications run here, on the read loop, in wire order: a
+		// cancellation is seen before anything that follows it.
+		if !s.cancelNotification(req) {
+			s.handleNotification(req)
+		}
 		return nil, nil
 	}
 	if !s.owed.owe(idKey(req.ID()), int64(len(req.Params())), s.maxCalls, s.maxBytes) {
@@ -428,33 +432,20 @@ func (s *server) cancelRequest(key string) {
 	}
 }
 
-// preempter handles cancellation notifications on the read loop, ahead of
-// the handler.
-type preempter struct{ s *server }
-
-// Preempt implements jsonrpc2.Preempter.
-func (p preempter) Preempt(_ context.Context, req *jsonrpc2.Request) (any, error) {
-	if req.IsCall() {
-		return nil, jsonrpc2.ErrNotHandled
-	}
-	var member string
-	switch req.Method() {
-	case methodCancelRequestACP:
-		member = "requestId"
-	case methodCancelRequestLSP:
-		member = "id"
-	default:
-		return nil, jsonrpc2.ErrNotHandled
+// cancelNotification handles $/cancel_request (or LSP's $/cancelRequest)
+// and reports whether req was one.
+func (s *server) cancelNotification(req *jsonrpc2.Request) bool {
+	member := map[string]string{methodCancelRequestACP: "requestId", methodCancelRequestLSP: "id"}[req.Method()]
+	if member == "" {
+		return false
 	}
 	var params map[string]json.RawMessage
 	if err := json.Unmarshal(req.Params(), &params); err != nil || params[member] == nil {
-		p.s.logger.Warn("ignoring invalid cancellation", "method", req.Method(), "missing", member)
+		s.logger.Warn("ignoring invalid cancellation", "method", req.Method(), "missing", member)
 	} else if id := decodeID(params[member]); id.IsValid() {
-		p.s.cancelRequest(idKey(id))
+		s.cancelRequest(idKey(id))
 	}
-	// A handled notification needs a non-nil result, or the library would
-	// also pass it to the handler.
-	return struct{}{}, nil
+	return true
 }
 
 // idKey is a map key for a request id that keeps numbers and strings apart

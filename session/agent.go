@@ -153,11 +153,14 @@ func (a *Agent) wire(opts *Options, sid string) {
 
 func (a *Agent) add(s *Session) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if old, ok := a.sessions[s.ID()]; ok && old.Session != s {
-		go old.Close()
-	}
+	old, ok := a.sessions[s.ID()]
 	a.sessions[s.ID()] = &agentSession{Session: s, created: time.Now()}
+	a.mu.Unlock()
+	if ok && old.Session != s {
+		// Two loads of one id raced on this connection: the later one
+		// attached to the session; the earlier opener ends here.
+		old.Close()
+	}
 }
 
 // mcpServers parses the mcpServers of a request: a bad entry is

@@ -84,6 +84,13 @@ type Env struct {
 	cached    sandbox.Status
 	cachedOK  bool
 
+	// life ends with Shutdown; goroutines counts the goroutines the
+	// environment started (the sandbox probe and its delayed start), which
+	// Shutdown joins.
+	life       context.Context
+	stopLife   context.CancelFunc
+	goroutines sync.WaitGroup
+
 	// openMu serializes creating, opening and attaching sessions, so that
 	// an id is open once.
 	openMu sync.Mutex
@@ -103,6 +110,7 @@ func (e *Env) init() {
 		e.queue = tools.NewMutationQueue()
 		e.cmds = tools.NewCommandLimit(e.MaxCommands)
 		e.probed = make(chan struct{})
+		e.life, e.stopLife = context.WithCancel(context.Background())
 		if e.DataDir != "" {
 			e.outputs = tools.NewOutputStore(tools.OutputDir(e.DataDir))
 		}
@@ -122,7 +130,15 @@ func (e *Env) Start(ctx context.Context) error {
 	}
 	e.defaultModel()
 	if _, ok := e.cachedProbe(); ok {
-		time.AfterFunc(200*time.Millisecond, e.startProbe)
+		e.goroutines.Go(func() {
+			t := time.NewTimer(200 * time.Millisecond)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				e.startProbe()
+			case <-e.life.Done():
+			}
+		})
 	} else {
 		e.startProbe()
 	}
@@ -131,33 +147,56 @@ func (e *Env) Start(ctx context.Context) error {
 
 // startProbe runs the sandbox probe in the background, once.
 func (e *Env) startProbe() {
+	e.init()
 	e.probeStart.Do(func() {
-		go func() {
-			st := e.sandboxStatus(context.Background())
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.shutdown {
+			return
+		}
+		e.goroutines.Go(func() {
+			st := e.sandboxStatus(e.life)
 			if !st.Available {
 				e.Logger.Warn("OS sandbox unavailable: bash will refuse to run under read-only and workspace-write", "reason", st.Reason)
 				return
 			}
 			// A server runs many commands: have the sandbox's helpers
 			// started before the first one.
-			if err := e.sb.Prewarm(context.Background()); err != nil {
+			if err := e.sb.Prewarm(e.life); err != nil {
 				e.Logger.Debug("sandbox: no helper started ahead", "err", err)
 			}
-		}()
+		})
 	})
 }
 
-// Shutdown cancels the work of every session of this environment.
+// Shutdown cancels the work of every session of this environment, closes
+// the open sessions and waits for them, stops the sandbox probe and waits
+// for it: when it returns, no goroutine of the environment or of its
+// sessions runs.
 func (e *Env) Shutdown() {
+	e.init()
 	e.mu.Lock()
 	e.shutdown = true
 	cs := e.cancels
 	e.cancels = nil
-	sb := e.sb
+	open := make([]*state, 0, len(e.open))
+	for _, st := range e.open {
+		open = append(open, st)
+	}
 	e.mu.Unlock()
 	for c := range cs {
 		(*c)()
 	}
+	e.stopLife()
+	var wg sync.WaitGroup
+	for _, st := range open {
+		wg.Go(st.finish)
+	}
+	wg.Wait()
+	e.goroutines.Wait()
+	e.mu.Lock()
+	sb := e.sb
+	e.mu.Unlock()
 	if sb != nil {
 		sb.Close() // the helper kept ready for the next command
 	}

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -145,6 +146,8 @@ type state struct {
 	closeLife context.CancelFunc
 	ops       sync.WaitGroup
 	refs      int // open handles
+	// finishOnce runs finish.
+	finishOnce sync.Once
 
 	// pubMu orders publishing with attaching (see publish); it guards
 	// sinks.
@@ -163,6 +166,12 @@ func (e *Env) NewSession(opts Options) (*Session, error) {
 // newSession creates a session and registers it as open; e.openMu is
 // held.
 func (e *Env) newSession(opts Options) (*Session, error) {
+	e.mu.Lock()
+	down := e.shutdown
+	e.mu.Unlock()
+	if down {
+		return nil, errors.New("the environment is shut down")
+	}
 	if opts.id != "" && e.lookupOpen(opts.id) != nil {
 		return nil, fmt.Errorf("session %s is open already", opts.id)
 	}
@@ -392,13 +401,26 @@ func (s *Session) Close() {
 	if !last {
 		return
 	}
-	s.env.unregister(s.state)
-	s.closeLife()
-	s.ops.Wait()
-	s.mcp.Close()
-	s.closeSinks()
-	s.journal.close()
-	s.closeSync()
+	s.finish()
+}
+
+// finish ends the session for every opener: it cancels all its work,
+// waits for it, stops its subscribers' goroutines and its MCP servers, and
+// frees it. It runs once, at the last Close or at Env.Shutdown.
+func (st *state) finish() {
+	st.finishOnce.Do(func() {
+		st.mu.Lock()
+		st.closed = true
+		st.mu.Unlock()
+		st.env.unregister(st)
+		st.closeLife()
+		st.ops.Wait()
+		s := &Session{state: st}
+		st.mcp.Close()
+		s.closeSinks()
+		st.journal.close()
+		s.closeSync()
+	})
 }
 
 func (s *Session) closeSync() {

@@ -94,6 +94,9 @@ func startWeb(t *testing.T, env []string, args ...string) string {
 	return url
 }
 
+// onePixelPNG is the base64 of the PNG that test/web/e2e.mjs attaches.
+const onePixelPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
 // TestWebBrowser drives the web UI in Debian's chromium (puppeteer-core)
 // against the real binary and a scripted model: see test/web/e2e.mjs for
 // what each scenario checks.
@@ -112,9 +115,10 @@ func TestWebBrowser(t *testing.T) {
 				modeltest.Tool("c2", "bash", `{"command":"ls"}`),
 			}},
 			{Steps: []modeltest.Step{
+				modeltest.Thinking("Both printed; summarize."),
 				modeltest.Text("Done: **both** ran, see `ls`.\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"),
-				modeltest.Text("```sh\necho hi\n```\n\n<img src=x onerror=alert(1)>"),
-			}},
+				modeltest.Text("```sh\necho hi\n```\n\n<img src=x onerror=alert(1)>\n\nok\x1b[31mred\rfake\u202eevil\u2028end"),
+			}, Usage: modeltest.Usage{InputTokens: 1200, OutputTokens: 300}},
 		}, nil},
 		{"approve", modeltest.Script{
 			{Steps: []modeltest.Step{modeltest.Tool("w1", "write", `{"path":"allowed.txt","content":"yes\n","justification":"Sie haben darum gebeten <b>bitte</b>"}`)}},
@@ -125,6 +129,9 @@ func TestWebBrowser(t *testing.T) {
 		{"cancel", modeltest.Script{
 			{Steps: []modeltest.Step{modeltest.Tool("s1", "bash", `{"command":"sleep `+nonce+`"}`)}},
 		}, []string{"SLEEP_ARG=" + nonce}},
+		{"image", modeltest.Script{
+			{Steps: []modeltest.Step{modeltest.Text("A single pixel.")}},
+		}, []string{"PIXEL_PNG=" + onePixelPNG}},
 		{"tabs", modeltest.Script{
 			{Steps: []modeltest.Step{modeltest.Text("Running it."), modeltest.Tool("t1", "bash", `{"command":"echo two-tabs"}`)}},
 			{Steps: []modeltest.Step{modeltest.Text("Both tabs see this.")}},
@@ -137,13 +144,23 @@ func TestWebBrowser(t *testing.T) {
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			ws := t.TempDir()
-			url := startWeb(t, modelEnv(t, "anthropic", sc.script), "--cwd", ws, "--data-dir", t.TempDir())
+			srv := modeltest.NewAnthropicServer(t, sc.script)
+			env := append(os.Environ(), asMainEnv+"=1", "OPENAI_API_KEY=", "OPENAI_BASE_URL=",
+				"ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+srv.BaseURL, "CODING_AGENT_MODEL=anthropic/claude-sonnet-4-5")
+			url := startWeb(t, env, "--cwd", ws, "--data-dir", t.TempDir())
 			cmd := exec.Command("node", filepath.Join(dir, "e2e.mjs"), sc.name, url, ws)
 			cmd.Env = append(os.Environ(), append(sc.env, "CHROMIUM="+chromium(), "SCREENSHOTS="+shots)...)
 			out, err := cmd.CombinedOutput()
 			t.Logf("%s", out)
 			if err != nil {
 				t.Fatalf("%s: %v", sc.name, err)
+			}
+			if sc.name == "image" {
+				// The pasted image reached the model as an image block.
+				reqs := srv.Requests()
+				if len(reqs) != 1 || !strings.Contains(string(reqs[0].Body), `"type":"image"`) || !strings.Contains(string(reqs[0].Body), onePixelPNG) {
+					t.Errorf("the model was not sent the image: %d requests", len(reqs))
+				}
 			}
 		})
 	}

@@ -55,6 +55,12 @@ const scenarios = {
     assert(first.at(-1) === "Bash · echo hello && echo world", "final title: " + first.at(-1));
     for (let i = 1; i < first.length; i++) assert(first[i].length > first[i - 1].length, "titles grow: " + JSON.stringify(first));
     await checkTurn(page, "live");
+    const usage = await text(page, "#usage-text");
+    assert(/^1\.\dk of 200k tokens$/.test(usage), "usage meter: " + usage);
+    const thought = await page.$eval("details.thought", (d) => ({ open: d.open, text: d.textContent }));
+    assert(!thought.open && thought.text.includes("Both printed; summarize."), "collapsed thought: " + JSON.stringify(thought));
+    await page.click("details.thought summary");
+    assert(await page.$eval("details.thought", (d) => d.open), "the thought opens");
     await screenshot(page, "turn");
 
     await page.reload({ waitUntil: "load" });
@@ -114,6 +120,29 @@ const scenarios = {
     await screenshot(page, "cancelled");
   },
 
+  // An image attached to the prompt is shown in the message and sent (the
+  // Go test checks the model's request).
+  async image(browser, problems) {
+    const page = await open(browser, url, problems);
+    await newSession(page, workspace);
+    const png = path.join(workspace, "..", "pixel.png");
+    fs.writeFileSync(png, Buffer.from(process.env.PIXEL_PNG, "base64"));
+    const input = await page.$("#attach");
+    await input.uploadFile(png);
+    await page.waitForSelector("#attachments img");
+    await prompt(page, "What is this?");
+    await waitIdle(page);
+    await page.waitForSelector(".msg.user img.attached");
+    await page.waitForSelector(".msg.agent ::-p-text(A single pixel.)");
+    assert((await page.$$("#attachments img")).length === 0, "attachments cleared after sending");
+    // The preset picker changes the session's preset.
+    await page.select("#preset", "workspace-write");
+    await page.waitForFunction(() => document.getElementById("preset").value === "workspace-write");
+    const options = await page.$$eval("#preset option", (os) => os.map((o) => o.value));
+    assert(options.join() === "read-only,workspace-write,full-access", "preset options " + options);
+    await screenshot(page, "image");
+  },
+
   // Two tabs on one session see the same stream.
   async tabs(browser, problems) {
     const a = await open(browser, url, problems);
@@ -132,6 +161,12 @@ const scenarios = {
     }
     const out = await b.$eval(".tool pre.output", (e) => e.textContent);
     assert(out.includes("two-tabs"), "second tab shows the output: " + out);
+    // A change outside the turn is shown in both tabs.
+    fs.writeFileSync(path.join(workspace, "outside.txt"), "made by someone else\n");
+    for (const p of [a, b]) {
+      await p.bringToFront();
+      await p.waitForSelector(".files-changed ::-p-text(outside.txt)");
+    }
     await screenshot(b, "second-tab");
   },
 };
@@ -150,6 +185,7 @@ async function checkTurn(page, when) {
   const last = msgs.at(-1);
   assert(last.includes("<img src=x onerror=alert(1)>"), when + ": model HTML shown as text: " + last);
   assert((await page.$$("#transcript img")).length === 0, when + ": model HTML became an img");
+  assert(last.includes("ok\u241b[31mred\u240dfake\u27e8U+202E\u27e9evil\u27e8U+2028\u27e9end"), when + ": control characters neutralized: " + JSON.stringify(last.slice(-60)));
   for (const sel of [".msg.agent strong", ".msg.agent li", ".msg.agent table td", ".msg.agent pre code"]) {
     assert((await page.$$(sel)).length > 0, when + ": markdown " + sel);
   }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -185,6 +186,11 @@ func runFixture(mode string) int {
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: os.Getenv("FIXTURE_VALUE")}}}, nil
 		})
+	// A slow server (benchmarks): FIXTURE_START_DELAY_MS before it
+	// answers initialize.
+	if ms, err := strconv.Atoi(os.Getenv("FIXTURE_START_DELAY_MS")); err == nil {
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
 	fmt.Fprintln(os.Stderr, "fixture ready")
 	if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "fixture:", err)

@@ -19,7 +19,7 @@ function text(s) { return document.createTextNode(neutralize(s)); }
 // renderMarkdown returns a DocumentFragment for src.
 export function renderMarkdown(src) {
   const frag = document.createDocumentFragment();
-  blocks(String(src ?? "").replace(/\r\n?/g, "\n").split("\n"), frag);
+  blocks(String(src ?? "").replace(/\r\n/g, "\n").split("\n"), frag);
   return frag;
 }
 
