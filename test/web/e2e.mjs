@@ -140,6 +140,8 @@ const scenarios = {
     await page.waitForFunction(() => document.getElementById("preset").value === "workspace-write");
     const options = await page.$$eval("#preset option", (os) => os.map((o) => o.value));
     assert(options.join() === "read-only,workspace-write,full-access", "preset options " + options);
+    const pickers = await page.$$eval("#config select", (ss) => ss.map((s) => s.getAttribute("aria-label")));
+    assert(pickers.includes("Permissions") && pickers.includes("Model"), "config pickers: " + pickers);
     await screenshot(page, "image");
   },
 

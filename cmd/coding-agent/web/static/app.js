@@ -495,6 +495,8 @@ function openView(id) {
   autoTop = 0;
   app.view.reset();
   app.commands = [];
+  $("config").replaceChildren();
+  $("usage").hidden = true;
   history.replaceState(null, "", "#session=" + encodeURIComponent(id));
   $("composer").hidden = false;
   $("empty").hidden = true;
@@ -557,15 +559,25 @@ function setSelect(id, value) {
   if (s && value != null) s.value = value;
 }
 
+// renderConfig shows one picker per select config option (preset, model,
+// thinking, whatever the agent offers), in the agent's order.
 function renderConfig(options) {
+  const box = $("config");
   for (const o of options ?? []) {
-    const sel = o.id === "preset" ? $("preset") : o.id === "model" ? $("model") : null;
-    if (!sel) continue;
+    if (o.type && o.type !== "select") continue;
+    let sel = [...box.querySelectorAll("select")].find((x) => x.dataset.configId === o.id);
+    if (!sel) {
+      sel = el("select", { id: /^(preset|model)$/.test(o.id) ? o.id : "config-" + o.id.replace(/[^A-Za-z0-9_-]/g, "_") });
+      sel.dataset.configId = o.id;
+      sel.addEventListener("change", changeConfig);
+      box.append(el("label", {}, el("span", {}, o.name ?? o.id), sel));
+    }
+    sel.setAttribute("aria-label", neutralize(o.name ?? o.id, true));
+    if (o.description) sel.title = neutralize(o.description, true);
     sel.replaceChildren(...(o.options ?? []).map((v) => el("option", { value: v.value, title: v.description ?? null }, v.name ?? v.value)));
     if (o.currentValue && !(o.options ?? []).some((v) => v.value === o.currentValue)) sel.append(el("option", { value: o.currentValue }, o.currentValue));
     sel.value = o.currentValue ?? "";
     sel.disabled = (o.options ?? []).length === 0;
-    sel.dataset.configId = o.id;
   }
 }
 
@@ -712,8 +724,6 @@ async function main() {
   $("new-session").addEventListener("submit", newSession);
   $("composer").addEventListener("submit", send);
   $("cancel").addEventListener("click", cancel);
-  $("preset").addEventListener("change", changeConfig);
-  $("model").addEventListener("change", changeConfig);
   const box = $("message");
   box.addEventListener("keydown", (e) => {
     const open = !$("commands").hidden;
