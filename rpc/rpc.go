@@ -36,6 +36,9 @@ import (
 // wait until initialize has succeeded.
 type Agent interface {
 	Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error)
+	// Authenticate handles authenticate; Logout handles logout.
+	Authenticate(ctx context.Context, req *AuthenticateRequest) (*AuthenticateResponse, error)
+	Logout(ctx context.Context, req *LogoutRequest) (*LogoutResponse, error)
 	NewSession(ctx context.Context, req *NewSessionRequest) (*NewSessionResponse, error)
 	LoadSession(ctx context.Context, req *LoadSessionRequest) (*LoadSessionResponse, error)
 	ResumeSession(ctx context.Context, req *ResumeSessionRequest) (*ResumeSessionResponse, error)

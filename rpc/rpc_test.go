@@ -69,7 +69,7 @@ func TestMethods(t *testing.T) {
 		{"set_mode", "session/set_mode", map[string]any{"sessionId": "s1", "modeId": "read-only"}, 0, `{}`},
 		{"set_config_option bool value", "session/set_config_option", map[string]any{"sessionId": "s1", "configId": "preset", "value": true}, CodeInvalidParams, "value: expected a string"},
 		{"set_config_option", "session/set_config_option", map[string]any{"sessionId": "s1", "configId": "preset", "value": "full-access"}, 0, `"configOptions"`},
-		{"prompt no model", "session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}, CodeNoModel, "no model"},
+		{"prompt no model", "session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}, CodeAuthRequired, "no model"},
 		{"prompt missing", "session/prompt", map[string]any{"sessionId": "s1"}, CodeInvalidParams, "prompt: required"},
 		{"prompt bad block", "session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "video"}}}, CodeInvalidParams, "prompt[0].type"},
 		{"prompt block wrong type", "session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "text", "text": 5}}}, CodeInvalidParams, "prompt.text: expected a string"},

@@ -311,6 +311,7 @@ func (t *tracer) message(dir string, body []byte) {
 	if t == nil {
 		return
 	}
+	body = redactSecrets(body)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf.Reset()
@@ -332,4 +333,30 @@ func (t *tracer) note(dir, text string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	_, _ = fmt.Fprintf(t.w, "%s # %s\n", dir, text)
+}
+
+// redactSecrets returns body with the params of an authenticate request
+// replaced by its methodId alone: an API key given with authenticate never
+// reaches the trace.
+func redactSecrets(body []byte) []byte {
+	if !bytes.Contains(body, []byte(`"authenticate"`)) {
+		return body
+	}
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id,omitempty"`
+		Method  string          `json:"method"`
+		Params  struct {
+			MethodID string `json:"methodId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method != MethodAuthenticate {
+		return body
+	}
+	out, err := json.Marshal(map[string]any{"jsonrpc": m.JSONRPC, "id": m.ID, "method": m.Method,
+		"params": map[string]string{"methodId": m.Params.MethodID, "_meta": "(redacted)"}})
+	if err != nil {
+		return []byte(`"authenticate (redacted)"`)
+	}
+	return out
 }

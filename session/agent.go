@@ -26,8 +26,9 @@ type Agent struct {
 	client rpc.Client
 
 	// mu guards the fields below.
-	mu       sync.Mutex
-	sessions map[string]*agentSession
+	mu         sync.Mutex
+	sessions   map[string]*agentSession
+	clientAuth clientAuth
 }
 
 // agentSession is a session of this connection.
@@ -63,11 +64,16 @@ func (a *Agent) Close() {
 // agent speaks version 1 whatever the client asks for.
 func (a *Agent) Initialize(ctx context.Context, req *rpc.InitializeRequest) (*rpc.InitializeResponse, error) {
 	st := a.env.reportedSandbox(ctx)
+	a.mu.Lock()
+	a.clientAuth = parseClientAuth(req.ClientCapabilities)
+	methods := authMethods(a.clientAuth)
+	a.mu.Unlock()
 	// The probe starts once the answer has been written (see Env.Start).
 	rpc.AfterAnswer(ctx, a.env.startProbe)
 	return &rpc.InitializeResponse{
 		ProtocolVersion: rpc.ProtocolVersion,
 		AgentInfo:       &rpc.Implementation{Name: "coding-agent", Title: "coding-agent", Version: a.env.Version},
+		AuthMethods:     authMethodsJSON(methods),
 		AgentCapabilities: rpc.AgentCapabilities{
 			LoadSession:        true,
 			PromptCapabilities: rpc.PromptCapabilities{Image: true, EmbeddedContext: true},
@@ -75,6 +81,7 @@ func (a *Agent) Initialize(ctx context.Context, req *rpc.InitializeRequest) (*rp
 			SessionCapabilities: &rpc.SessionCapabilities{
 				List: &rpc.Empty{}, Resume: &rpc.Empty{}, Close: &rpc.Empty{},
 			},
+			Auth: &rpc.AgentAuthCapabilities{Logout: &rpc.Empty{}},
 			Meta: &rpc.AgentMeta{CodingAgent: &rpc.CodingAgentCapabilities{
 				Tools:        tools.Builtins(),
 				DocumentSync: &rpc.DocumentSync{Version: 1},
@@ -382,6 +389,13 @@ func (a *Agent) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.Prompt
 	if err != nil {
 		return nil, err
 	}
+	if s.Model() == nil {
+		// Credentials may have arrived since the session started
+		// (authenticate, or `coding-agent login` in a terminal).
+		if m := a.env.defaultModel(); m != nil {
+			s.SetModel(m)
+		}
+	}
 	if !s.noticed.Swap(true) {
 		// The MCP servers that did not start, once, where the user looks.
 		if text := s.mcpNotice(); text != "" {
@@ -393,11 +407,7 @@ func (a *Agent) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.Prompt
 	stop, err := s.Prompt(ctx, sdkPrompt(req.Prompt))
 	switch {
 	case errors.Is(err, ErrNoModel):
-		msg := noModelMessage
-		if merr := a.env.ModelError(); merr != nil && !errors.Is(merr, ErrNoModel) {
-			msg += " (" + merr.Error() + ")"
-		}
-		return nil, rpc.NoModel(msg, noModelVariables)
+		return nil, a.noModelError()
 	case errors.Is(err, ErrBusy):
 		return nil, &rpc.Error{Code: rpc.CodeInvalidRequest, Message: err.Error()}
 	case err != nil:
@@ -405,10 +415,6 @@ func (a *Agent) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.Prompt
 	}
 	return &rpc.PromptResponse{StopReason: string(stop)}, nil
 }
-
-const noModelMessage = "no model configured: set --model PROVIDER/MODEL or CODING_AGENT_MODEL (providers: anthropic, openai) with ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL for an OpenAI-compatible server"
-
-var noModelVariables = []string{"CODING_AGENT_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"}
 
 // Cancel handles session/cancel: it ends the session's work in flight;
 // pending permission requests resolve as not allowed.

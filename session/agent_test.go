@@ -229,7 +229,7 @@ func TestAgentInitialize(t *testing.T) {
 	for _, want := range []string{
 		`"protocolVersion":1`, `"version":"1.2.3"`, `"loadSession":true`, `"image":true`, `"audio":false`,
 		`"tools":["read","bash","edit","write"]`, `"documentSync":{"version":1}`, `"directTools":true`, `"outputs":true`,
-		`"sandbox":{"available":`, `"list":{}`, `"resume":{}`, `"close":{}`, `"authMethods":[]`,
+		`"sandbox":{"available":`, `"list":{}`, `"resume":{}`, `"close":{}`, `"authMethods":[{`, `"id":"anthropic-api-key"`, `"auth":{"logout":{}}`,
 	} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("initialize result lacks %s:\n%s", want, b)
@@ -383,7 +383,7 @@ func TestAgentPromptWithoutModel(t *testing.T) {
 	c := startAgent(t, env)
 	sid := newSession(t, c, t.TempDir(), nil)
 	err := c.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}, nil)
-	if err == nil || err.Code != -32010 || !strings.Contains(string(err.Data), "ANTHROPIC_API_KEY") || !strings.Contains(err.Message, "--model") {
+	if err == nil || err.Code != -32000 || !strings.Contains(string(err.Data), "ANTHROPIC_API_KEY") || !strings.Contains(err.Message, "--model") {
 		t.Errorf("prompt without a model: %+v", err)
 	}
 }

@@ -67,9 +67,12 @@ type Env struct {
 	outputs *tools.OutputStore
 	cmds    *tools.CommandLimit
 
-	modelOnce sync.Once
-	model     models.Model
-	modelErr  error
+	// modelMu guards the default model, chosen on first use and again
+	// after the stored credentials change.
+	modelMu     sync.Mutex
+	modelChosen bool
+	model       models.Model
+	modelErr    error
 
 	probeStart sync.Once
 	sbOnce     sync.Once

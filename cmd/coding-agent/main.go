@@ -8,6 +8,7 @@
 //	coding-agent web [flags]              the browser UI on a local HTTP server
 //	coding-agent tool NAME --json ARGS    run one built-in tool and print its result
 //	coding-agent sandbox probe [--json]   report what the OS sandbox can do here
+//	coding-agent login | logout           store or remove model credentials
 //	coding-agent --version | --help
 //
 // main only parses flags, wires the packages together and turns errors into
@@ -101,8 +102,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runWeb(ctx, args, stdout, stderr)
 	case "sandbox":
 		return runSandboxCmd(ctx, args, stdout, stderr)
+	case "login":
+		return runLogin(ctx, args, stdin, stdout, stderr)
+	case "logout":
+		return runLogout(args, stderr)
 	default:
-		err = usagef("unknown command %q (commands: serve, web, tool, sandbox, version, help)", sub)
+		err = usagef("unknown command %q (commands: serve, web, tool, sandbox, login, logout, version, help)", sub)
 	}
 	return exitCode(err, stderr)
 }
@@ -139,6 +144,14 @@ Usage:
         [--cwd DIR] [--preset P]          standalone and print its result as JSON.
         [--data-dir DIR]                  Exit 0, or 1 when the result is an error.
   coding-agent sandbox probe [--json]     Report what the OS sandbox can do here.
+  coding-agent login [--provider P]       Store a model provider's key (anthropic, openai) or a
+        [--base-url URL] [--model P/M]    local server's URL (local) in the data directory,
+                                          mode 0600; the key is read from the terminal or stdin.
+  coding-agent logout                     Remove the stored credentials.
+  coding-agent login [--provider P]       Store a model provider's key (anthropic, openai) or a
+        [--base-url URL] [--model P/M]    local server's URL (local) in the data directory,
+                                          mode 0600; the key is read from the terminal or stdin.
+  coding-agent logout                     Remove the stored credentials.
   coding-agent --version                  Print the version.
 
 Serve flags:

@@ -26,8 +26,9 @@ type server struct {
 
 	client *sdk.Client
 	cs     *sdk.ClientSession
-	proc   *process      // stdio only
-	stderr chan struct{} // closed when the stderr reader ended (stdio)
+	proc   *process        // stdio only
+	http   *http.Transport // http and sse only
+	stderr chan struct{}   // closed when the stderr reader ended (stdio)
 	tail   stderrTail
 
 	// life is the connection's context, cancelled by close (or by the
@@ -145,7 +146,9 @@ func (s *server) startError(ctx context.Context, step string, err error) error {
 func (s *server) transport() (sdk.Transport, error) {
 	switch s.cfg.Type {
 	case HTTP, SSE:
-		hc := &http.Client{Transport: headerTransport{headers: s.cfg.Headers, base: http.DefaultTransport}}
+		// A transport of its own: its connections end with the server.
+		s.http = http.DefaultTransport.(*http.Transport).Clone()
+		hc := &http.Client{Transport: headerTransport{headers: s.cfg.Headers, base: s.http}}
 		if s.cfg.Type == SSE {
 			return &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}, nil
 		}
@@ -255,6 +258,9 @@ func (s *server) close() {
 		if err := s.cs.Close(); err != nil {
 			s.logger.Debug("closing the MCP session", "err", err)
 		}
+	}
+	if s.http != nil {
+		s.http.CloseIdleConnections()
 	}
 	if s.proc != nil {
 		s.proc.stop(s.opts.grace())

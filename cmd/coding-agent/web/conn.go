@@ -12,12 +12,23 @@ import (
 type conn struct {
 	h      *hub
 	client rpc.Client
+	out    *outbox // live updates, in order
 }
 
 var _ rpc.Agent = (*conn)(nil)
 
 func (c *conn) Initialize(ctx context.Context, req *rpc.InitializeRequest) (*rpc.InitializeResponse, error) {
 	return c.h.agent.Initialize(ctx, req)
+}
+
+// Authenticate and Logout act on the data directory's stored
+// credentials, shared by every tab.
+func (c *conn) Authenticate(ctx context.Context, req *rpc.AuthenticateRequest) (*rpc.AuthenticateResponse, error) {
+	return c.h.agent.Authenticate(ctx, req)
+}
+
+func (c *conn) Logout(ctx context.Context, req *rpc.LogoutRequest) (*rpc.LogoutResponse, error) {
+	return c.h.agent.Logout(ctx, req)
 }
 
 func (c *conn) NewSession(ctx context.Context, req *rpc.NewSessionRequest) (*rpc.NewSessionResponse, error) {
@@ -70,8 +81,13 @@ func (c *conn) SetSessionConfigOption(ctx context.Context, req *rpc.SetSessionCo
 // Prompt runs the turn for the session, not for this tab: a reload or a
 // second tab keeps watching it. It ends with session/cancel, or when the
 // last tab watching the session goes away.
+//
+// The turn's updates reach this tab before its answer, as they would on
+// stdio: the answer waits for the tab's outbox.
 func (c *conn) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.PromptResponse, error) {
-	return c.h.agent.Prompt(context.WithoutCancel(ctx), req)
+	resp, err := c.h.agent.Prompt(context.WithoutCancel(ctx), req)
+	c.out.flush(ctx)
+	return resp, err
 }
 
 func (c *conn) Cancel(ctx context.Context, n *rpc.CancelNotification) { c.h.agent.Cancel(ctx, n) }

@@ -294,8 +294,15 @@ func (s *Server) acp(base context.Context, w http.ResponseWriter, r *http.Reques
 	c := &conn{h: s.hub}
 	err = rpc.Serve(ctx, nc, nc, func(cl rpc.Client) rpc.Agent {
 		c.client = cl
+		c.out = newOutbox(cl, func() {
+			s.logger.Warn("a tab stopped reading and fell too far behind; disconnecting it (reloading it replays the session)")
+			cancel()
+		})
 		return c
 	}, opts)
 	s.hub.leave(c)
+	if c.out != nil {
+		c.out.close()
+	}
 	s.logger.Debug("web connection ended", "err", err)
 }
