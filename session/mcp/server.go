@@ -54,7 +54,7 @@ func newServer(cfg ServerConfig, opts *Options) *server {
 			s.mu.Lock()
 			s.stale = true
 			s.mu.Unlock()
-			s.logger.Info("MCP server's tools changed; the list is refreshed before the next model request")
+			s.logger.Debug("MCP server's tools changed; the list is refreshed before the next model request")
 			if opts.OnToolsChanged != nil {
 				opts.OnToolsChanged(cfg.Name)
 			}
@@ -325,7 +325,10 @@ func lookPath(command string, env []string, dir string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("command %q not found in PATH (%s)", command, pathEnv)
+	if pathEnv == "" {
+		return "", fmt.Errorf("command %q not found: PATH is empty", command)
+	}
+	return "", fmt.Errorf("command %q not found in PATH", command)
 }
 
 // stderrTail keeps the last lines of a server's stderr.
