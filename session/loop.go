@@ -71,7 +71,7 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content) (StopReason, err
 		s.emit(&UserMessage{Content: b, MessageID: msgID})
 	}
 	s.appendHistory(user)
-	retried := false
+	retried, noAuto := false, false
 	for range s.maxTurnRequests() {
 		if ctx.Err() != nil {
 			return StopCancelled, nil
@@ -85,11 +85,17 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content) (StopReason, err
 		t := &turn{s: s, ctx: ctx, tools: set, msgID: newID("msg")}
 		info := s.modelInfo(ctx, model)
 		req := models.Request{System: system, Messages: s.History(), Tools: specs, Thinking: s.Thinking()}
-		if s.needsCompaction(info, req) {
+		if !noAuto && s.needsCompaction(info, req) {
 			if err := s.compact(ctx, model, info, system, specs, compactAuto, ""); err != nil {
 				s.env.Logger.Warn("compaction failed; sending the whole conversation", "session", s.id, "err", err)
+				noAuto = true
 			}
 			req.Messages = s.History()
+			if s.needsCompaction(info, req) {
+				// What is kept verbatim is too large by itself: do
+				// not summarize again before every request of the turn.
+				noAuto = true
+			}
 		}
 		stop, err := t.stream(model, req)
 		if err == nil {

@@ -32,7 +32,8 @@ type outbox struct {
 
 	mu     sync.Mutex
 	items  []outItem
-	bytes  int
+	held   int // items queued or taken by the writer and not written yet
+	bytes  int // their sizes
 	closed bool
 	wake   chan struct{}
 	done   chan struct{}
@@ -63,19 +64,26 @@ func (o *outbox) push(it outItem) bool {
 		o.mu.Unlock()
 		return false
 	}
-	if len(o.items) > 0 && (len(o.items) >= maxOutboxItems || o.bytes+it.size > maxOutboxBytes) {
+	if o.held > 0 && (o.held >= maxOutboxItems || o.bytes+it.size > maxOutboxBytes) {
 		o.closed = true
-		o.items, o.bytes = nil, 0
+		o.items = nil
 		o.mu.Unlock()
 		o.overrun()
 		o.signal()
 		return false
 	}
 	o.items = append(o.items, it)
+	o.held++
 	o.bytes += it.size
 	o.mu.Unlock()
 	o.signal()
 	return true
+}
+
+func (o *outbox) isClosed() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.closed
 }
 
 func (o *outbox) signal() {
@@ -90,10 +98,13 @@ func (o *outbox) run() {
 	for {
 		o.mu.Lock()
 		items := o.items
-		o.items, o.bytes = nil, 0
+		o.items = nil
 		closed := o.closed
 		o.mu.Unlock()
 		for _, it := range items {
+			if o.isClosed() {
+				break
+			}
 			switch {
 			case it.flushed != nil:
 				close(it.flushed)
@@ -102,6 +113,10 @@ func (o *outbox) run() {
 			case it.files != nil:
 				_ = o.client.FilesChanged(context.Background(), it.files)
 			}
+			o.mu.Lock()
+			o.held--
+			o.bytes -= it.size
+			o.mu.Unlock()
 		}
 		if closed {
 			return
@@ -131,7 +146,7 @@ func (o *outbox) flush(ctx context.Context) {
 func (o *outbox) close() {
 	o.mu.Lock()
 	o.closed = true
-	o.items, o.bytes = nil, 0
+	o.items = nil
 	o.mu.Unlock()
 	o.signal()
 	<-o.done
