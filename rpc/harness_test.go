@@ -16,7 +16,7 @@ import (
 
 // waitTimeout bounds every wait in these tests; a healthy run never gets
 // near it.
-const waitTimeout = 10 * time.Second
+const waitTimeout = 60 * time.Second
 
 // wireMsg is one message as seen on the wire by the test peer.
 type wireMsg struct {

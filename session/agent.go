@@ -29,6 +29,8 @@ type Agent struct {
 	mu         sync.Mutex
 	sessions   map[string]*agentSession
 	clientAuth clientAuth
+	// prompting counts the prompts of this connection running per session.
+	prompting map[string]int
 }
 
 // agentSession is a session of this connection.
@@ -44,7 +46,7 @@ var _ rpc.Agent = (*Agent)(nil)
 // NewAgent returns the agent of one connection to client.
 func NewAgent(env *Env, client rpc.Client) *Agent {
 	env.init()
-	return &Agent{env: env, client: client, sessions: map[string]*agentSession{}}
+	return &Agent{env: env, client: client, sessions: map[string]*agentSession{}, prompting: map[string]int{}}
 }
 
 // Close closes every session of the connection, cancelling their work.
@@ -134,6 +136,11 @@ func (a *Agent) NewSession(ctx context.Context, req *rpc.NewSessionRequest) (*rp
 // the model is the configured default.
 func (a *Agent) wire(opts *Options, sid string) {
 	opts.OnEvent = func(ev Event) {
+		if _, ok := ev.(*UserMessage); ok && a.isPrompting(sid) {
+			// The client shows the prompt it sent; echoing it would show
+			// it twice. It is replayed by session/load.
+			return
+		}
 		if l, ok := ev.(*Lagged); ok {
 			// Only a connection attached to another's session has a
 			// queue that can overflow; ACP has no way to say so.
@@ -156,6 +163,14 @@ func (a *Agent) wire(opts *Options, sid string) {
 			a.env.Logger.Debug("files_changed not sent", "session", sid, "err", err)
 		}
 	}
+}
+
+// isPrompting reports whether a prompt of this connection runs in the
+// session sid.
+func (a *Agent) isPrompting(sid string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.prompting[sid] > 0
 }
 
 func (a *Agent) add(s *Session) {
@@ -389,6 +404,9 @@ func (a *Agent) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.Prompt
 	if err != nil {
 		return nil, err
 	}
+	a.mu.Lock()
+	a.prompting[req.SessionID]++
+	a.mu.Unlock()
 	if s.Model() == nil {
 		// Credentials may have arrived since the session started
 		// (authenticate, or `coding-agent login` in a terminal).
@@ -405,6 +423,11 @@ func (a *Agent) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.Prompt
 		}
 	}
 	stop, err := s.Prompt(ctx, sdkPrompt(req.Prompt))
+	a.mu.Lock()
+	if a.prompting[req.SessionID]--; a.prompting[req.SessionID] <= 0 {
+		delete(a.prompting, req.SessionID)
+	}
+	a.mu.Unlock()
 	switch {
 	case errors.Is(err, ErrNoModel):
 		return nil, a.noModelError()

@@ -26,8 +26,9 @@ type server struct {
 
 	client *sdk.Client
 	cs     *sdk.ClientSession
-	proc   *process      // stdio only
-	stderr chan struct{} // closed when the stderr reader ended (stdio)
+	proc   *process        // stdio only
+	http   *http.Transport // http and sse only
+	stderr chan struct{}   // closed when the stderr reader ended (stdio)
 	tail   stderrTail
 
 	// life is the connection's context, cancelled by close (or by the
@@ -53,7 +54,7 @@ func newServer(cfg ServerConfig, opts *Options) *server {
 			s.mu.Lock()
 			s.stale = true
 			s.mu.Unlock()
-			s.logger.Info("MCP server's tools changed; the list is refreshed before the next model request")
+			s.logger.Debug("MCP server's tools changed; the list is refreshed before the next model request")
 			if opts.OnToolsChanged != nil {
 				opts.OnToolsChanged(cfg.Name)
 			}
@@ -145,7 +146,9 @@ func (s *server) startError(ctx context.Context, step string, err error) error {
 func (s *server) transport() (sdk.Transport, error) {
 	switch s.cfg.Type {
 	case HTTP, SSE:
-		hc := &http.Client{Transport: headerTransport{headers: s.cfg.Headers, base: http.DefaultTransport}}
+		// A transport of its own: its connections end with the server.
+		s.http = http.DefaultTransport.(*http.Transport).Clone()
+		hc := &http.Client{Transport: headerTransport{headers: s.cfg.Headers, base: s.http}}
 		if s.cfg.Type == SSE {
 			return &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}, nil
 		}
@@ -256,6 +259,9 @@ func (s *server) close() {
 			s.logger.Debug("closing the MCP session", "err", err)
 		}
 	}
+	if s.http != nil {
+		s.http.CloseIdleConnections()
+	}
 	if s.proc != nil {
 		s.proc.stop(s.opts.grace())
 		s.proc.stdout.Close()
@@ -319,7 +325,10 @@ func lookPath(command string, env []string, dir string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("command %q not found in PATH (%s)", command, pathEnv)
+	if pathEnv == "" {
+		return "", fmt.Errorf("command %q not found: PATH is empty", command)
+	}
+	return "", fmt.Errorf("command %q not found in PATH", command)
 }
 
 // stderrTail keeps the last lines of a server's stderr.

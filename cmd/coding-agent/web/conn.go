@@ -12,6 +12,7 @@ import (
 type conn struct {
 	h      *hub
 	client rpc.Client
+	out    *outbox // live updates, in order
 }
 
 var _ rpc.Agent = (*conn)(nil)
@@ -80,8 +81,13 @@ func (c *conn) SetSessionConfigOption(ctx context.Context, req *rpc.SetSessionCo
 // Prompt runs the turn for the session, not for this tab: a reload or a
 // second tab keeps watching it. It ends with session/cancel, or when the
 // last tab watching the session goes away.
+//
+// The turn's updates reach this tab before its answer, as they would on
+// stdio: the answer waits for the tab's outbox.
 func (c *conn) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.PromptResponse, error) {
-	return c.h.agent.Prompt(context.WithoutCancel(ctx), req)
+	resp, err := c.h.agent.Prompt(context.WithoutCancel(ctx), req)
+	c.out.flush(ctx)
+	return resp, err
 }
 
 func (c *conn) Cancel(ctx context.Context, n *rpc.CancelNotification) { c.h.agent.Cancel(ctx, n) }

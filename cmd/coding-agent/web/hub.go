@@ -115,9 +115,14 @@ func (h *hub) SessionUpdate(ctx context.Context, n *rpc.SessionNotification) err
 	if c, ok := ctx.Value(replayKey{}).(*conn); ok {
 		return c.client.SessionUpdate(ctx, n)
 	}
-	for _, c := range h.watchers(n.SessionID) {
-		if err := c.client.SessionUpdate(ctx, n); err != nil {
-			h.logger.Debug("session/update not sent to a tab", "session", n.SessionID, "err", err)
+	ws := h.watchers(n.SessionID)
+	if len(ws) == 0 {
+		return nil
+	}
+	it := outItem{update: n, size: size(n)}
+	for _, c := range ws {
+		if !c.out.push(it) {
+			h.logger.Debug("session/update not sent to a tab", "session", n.SessionID)
 		}
 	}
 	return nil
@@ -125,8 +130,13 @@ func (h *hub) SessionUpdate(ctx context.Context, n *rpc.SessionNotification) err
 
 // FilesChanged implements rpc.Client: every watcher is told.
 func (h *hub) FilesChanged(ctx context.Context, n *rpc.FilesChangedNotification) error {
-	for _, c := range h.watchers(n.SessionID) {
-		_ = c.client.FilesChanged(ctx, n)
+	ws := h.watchers(n.SessionID)
+	if len(ws) == 0 {
+		return nil
+	}
+	it := outItem{files: n, size: size(n)}
+	for _, c := range ws {
+		c.out.push(it)
 	}
 	return nil
 }

@@ -122,11 +122,9 @@ class Card {
     const nodes = [];
     for (const c of this.content) {
       if (c.type === "content" && c.content?.type === "text") {
-        let t = terminalText(c.content.text);
-        if (running) {
-          const lines = t.split("\n");
-          if (lines.length > LIVE_TAIL_LINES) t = lines.slice(-LIVE_TAIL_LINES).join("\n");
-        }
+        // While it runs, only the tail is shown: cut it before any other
+        // work, so a flood of output costs the same per frame as a trickle.
+        const t = terminalText(running ? tailLines(c.content.text, LIVE_TAIL_LINES) : c.content.text);
         if (t) nodes.push(el("pre", { class: "output" }, t));
       } else if (c.type === "diff") {
         nodes.push(renderDiff(c.path, c.oldText, c.newText));
@@ -190,6 +188,17 @@ class Card {
       requestAnimationFrame(() => buttons[0]?.focus({ preventScroll: false }));
     });
   }
+}
+
+// tailLines returns the last n lines of s.
+function tailLines(s, n) {
+  let i = s.length;
+  if (s.endsWith("\n")) i--;
+  for (let k = 0; k < n; k++) {
+    i = s.lastIndexOf("\n", i - 1);
+    if (i < 0) return s;
+  }
+  return s.slice(i + 1);
 }
 
 function renderDiff(path, oldText, newText) {
@@ -362,7 +371,7 @@ function status(text, error = false) {
 }
 
 function errorText(e) {
-  return neutralize(e?.message ?? String(e), true) + (e?.data ? " " + neutralize(JSON.stringify(e.data), true) : "");
+  return neutralize(e?.message ?? String(e), true);
 }
 
 async function connect() {
@@ -371,8 +380,10 @@ async function connect() {
     notify: onNotify,
     request: onRequest,
     close: () => {
-      status("Disconnected from coding-agent. Reload the page to reconnect.", true);
+      status("Disconnected from coding-agent.", true);
+      $("status").append(" ", el("button", { type: "button", onclick: () => location.reload() }, "Reconnect"));
       document.body.dataset.connected = "false";
+      setPrompting(false);
     },
   });
   await app.conn.opened;
@@ -620,6 +631,7 @@ async function send(ev) {
   const prompt = app.attachments.map((a) => ({ type: "image", mimeType: a.mimeType, data: a.data }));
   if (text.trim()) prompt.push({ type: "text", text });
   box.value = "";
+  const attached = app.attachments;
   app.attachments = [];
   renderAttachments();
   hideCommands();
@@ -629,6 +641,13 @@ async function send(ev) {
     if (r?.stopReason && r.stopReason !== "end_turn") app.view.note(stopText(r.stopReason), "note stop");
   } catch (e) {
     app.view.note("Error: " + errorText(e), "note error");
+    // Nothing the person typed is lost: a prompt that failed goes back
+    // into the box (unless they started typing another).
+    if (!box.value) box.value = text;
+    if (!app.attachments.length) {
+      app.attachments = attached;
+      renderAttachments();
+    }
   } finally {
     setPrompting(false);
     listSessions().catch(() => {});
