@@ -128,7 +128,7 @@ func (a *Agent) NewSession(ctx context.Context, req *rpc.NewSessionRequest) (*rp
 	}
 	a.add(s)
 	a.env.Logger.Info("session created", "session", s.ID(), "cwd", s.Cwd(), "preset", s.Preset(), "tools", s.Tools())
-	return &rpc.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions())}, nil
+	return &rpc.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions()), Meta: mcpMeta(s)}, nil
 }
 
 // wire connects a session's callbacks to this connection: updates become
@@ -185,6 +185,20 @@ func (a *Agent) add(s *Session) {
 	}
 }
 
+// mcpMeta is the _meta of a session/new, load or resume answer: the
+// session's MCP servers, started or not (with the error), nil without any.
+func mcpMeta(s *Session) json.RawMessage {
+	st := s.MCPServers()
+	if len(st) == 0 {
+		return nil
+	}
+	for i := range st {
+		st[i].Error = display.Text(st[i].Error)
+	}
+	b, _ := json.Marshal(map[string]map[string]any{"coding-agent": {"mcpServers": st}})
+	return b
+}
+
 // mcpServers parses the mcpServers of a request: a bad entry is
 // invalid params naming it.
 func mcpServers(raw []json.RawMessage) ([]mcp.ServerConfig, error) {
@@ -233,7 +247,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *rpc.LoadSessionRequest) (*
 			return nil, err
 		}
 	}
-	return &rpc.LoadSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions())}, nil
+	return &rpc.LoadSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions()), Meta: mcpMeta(s)}, nil
 }
 
 // ResumeSession answers session/resume: like load, without the replay.
@@ -243,7 +257,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req *rpc.ResumeSessionRequest
 		return nil, err
 	}
 	replayed()
-	return &rpc.ResumeSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions())}, nil
+	return &rpc.ResumeSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions()), Meta: mcpMeta(s)}, nil
 }
 
 // reopen returns the session id: the open one of this connection, or the
