@@ -28,8 +28,9 @@ import (
 // (SECCOMP_USER_NOTIF_FLAG_CONTINUE would re-read the path from the
 // caller's memory, which another thread can change after the check). It
 // copies the arguments once, decides on the copy, and performs the call
-// itself, on an executor thread that has exactly the command's rights (the
-// same Landlock rules, no capabilities, the same user), with the caller's
+// itself, on a thread that has exactly the command's rights (the thread
+// that started bash, in the full mode; otherwise an executor thread with
+// the same Landlock rules, no capabilities, the same user), with the caller's
 // directory descriptors, cwd and umask. The result (an errno, a value, or a
 // descriptor installed in the caller) is sent back. The name a call
 // creates is always the last component of a path the executor holds; it is
