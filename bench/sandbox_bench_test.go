@@ -15,6 +15,7 @@ import (
 
 	"github.com/coding-agent/coding-agent/sandbox"
 	"github.com/coding-agent/coding-agent/session/mcp"
+	"github.com/coding-agent/coding-agent/session/mcp/mcptest"
 )
 
 // TestMain lets this test binary serve as the sandbox helper: the sandbox
@@ -22,6 +23,7 @@ import (
 func TestMain(m *testing.M) {
 	sandbox.MaybeRunHelper()
 	mcp.MaybeRunSupervisor()
+	mcptest.MaybeRunFixture()
 	os.Exit(m.Run())
 }
 

@@ -68,12 +68,38 @@ func (r InitializeResponse) MarshalJSON() ([]byte, error) {
 
 // AgentCapabilities is what the agent supports (PROTOCOL.md §2).
 type AgentCapabilities struct {
-	LoadSession         bool                 `json:"loadSession"`
-	PromptCapabilities  PromptCapabilities   `json:"promptCapabilities"`
-	MCPCapabilities     MCPCapabilities      `json:"mcpCapabilities"`
-	SessionCapabilities *SessionCapabilities `json:"sessionCapabilities,omitempty"`
-	Meta                *AgentMeta           `json:"_meta,omitempty"`
+	LoadSession         bool                   `json:"loadSession"`
+	PromptCapabilities  PromptCapabilities     `json:"promptCapabilities"`
+	MCPCapabilities     MCPCapabilities        `json:"mcpCapabilities"`
+	SessionCapabilities *SessionCapabilities   `json:"sessionCapabilities,omitempty"`
+	Auth                *AgentAuthCapabilities `json:"auth,omitempty"`
+	Meta                *AgentMeta             `json:"_meta,omitempty"`
 }
+
+// AgentAuthCapabilities says which auth methods beyond authenticate the
+// agent serves: {"logout":{}} when it answers "logout".
+type AgentAuthCapabilities struct {
+	Logout *Empty `json:"logout,omitempty"`
+}
+
+// AuthenticateRequest is the params of "authenticate": the id of one of the
+// authMethods of initialize, and, for an API-key method,
+// _meta["api-key"].apiKey (the convention of the registry's agents).
+type AuthenticateRequest struct {
+	MethodID string          `json:"methodId"`
+	Meta     json.RawMessage `json:"_meta,omitempty"`
+}
+
+// AuthenticateResponse is the (empty) result of "authenticate".
+type AuthenticateResponse struct{}
+
+// LogoutRequest is the params of "logout".
+type LogoutRequest struct {
+	Meta json.RawMessage `json:"_meta,omitempty"`
+}
+
+// LogoutResponse is the (empty) result of "logout".
+type LogoutResponse struct{}
 
 // PromptCapabilities lists the optional prompt content types accepted.
 type PromptCapabilities struct {

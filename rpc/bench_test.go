@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -91,11 +92,16 @@ func BenchmarkPipelined(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			read := make(chan error, 1)
+			busy := 0 // answers refused by the bound on calls in flight
 			go func() {
 				for i := 0; i < b.N; i++ {
-					if _, err := fr.next(); err != nil {
+					f, err := fr.next()
+					if err != nil {
 						read <- err
 						return
+					}
+					if bytes.Contains(f, []byte(`"code":-32001`)) {
+						busy++
 					}
 				}
 				read <- nil
@@ -109,6 +115,7 @@ func BenchmarkPipelined(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
+			b.ReportMetric(float64(busy)/float64(b.N), "busy/op")
 			cw.Close()
 			<-done
 			sr.Close()

@@ -19,6 +19,8 @@ type notifyFunc func(ctx context.Context, a Agent, params json.RawMessage) error
 // Method names of the client → agent direction.
 const (
 	MethodInitialize             = "initialize"
+	MethodAuthenticate           = "authenticate"
+	MethodLogout                 = "logout"
 	MethodSessionNew             = "session/new"
 	MethodSessionLoad            = "session/load"
 	MethodSessionResume          = "session/resume"
@@ -53,6 +55,8 @@ const (
 func newCallTable() map[string]callFunc {
 	return map[string]callFunc{
 		MethodInitialize:             call([]string{"protocolVersion"}, Agent.Initialize),
+		MethodAuthenticate:           call([]string{"methodId"}, Agent.Authenticate),
+		MethodLogout:                 call(nil, Agent.Logout),
 		MethodSessionNew:             call([]string{"cwd"}, Agent.NewSession),
 		MethodSessionLoad:            call([]string{"sessionId", "cwd"}, Agent.LoadSession),
 		MethodSessionResume:          call([]string{"sessionId", "cwd"}, Agent.ResumeSession),

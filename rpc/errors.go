@@ -18,7 +18,10 @@ const (
 	CodeInternal         = -32603
 	CodeRequestCancelled = -32800
 	CodeSessionNotFound  = -32002
-	CodeNoModel          = -32010
+	CodeAuthRequired     = -32000
+	// CodeServerBusy answers a call beyond the connection's bound on calls
+	// in flight (as codex's "Server overloaded; retry later").
+	CodeServerBusy = -32001
 )
 
 // Error is a JSON-RPC error object. Agent methods return it to choose the code
@@ -53,14 +56,19 @@ func SessionNotFound(sessionID string) *Error {
 	}
 }
 
-// NoModel returns the [CodeNoModel] error for a prompt in a session without a
-// configured model; variables lists the environment variables that would
-// configure one (PROTOCOL.md §11).
-func NoModel(msg string, variables []string) *Error {
+// AuthRequired returns ACP's "authentication required" error ([CodeAuthRequired]):
+// a prompt in a session without a configured model. variables lists the
+// environment variables that would configure one, and methods the ids of the
+// auth methods that would (PROTOCOL.md §11); clients show their login
+// button on this code.
+func AuthRequired(msg string, variables, methods []string) *Error {
 	if variables == nil {
 		variables = []string{}
 	}
-	return &Error{Code: CodeNoModel, Message: msg, Data: map[string]any{"variables": variables}}
+	if methods == nil {
+		methods = []string{}
+	}
+	return &Error{Code: CodeAuthRequired, Message: msg, Data: map[string]any{"variables": variables, "authMethods": methods}}
 }
 
 // wireError maps any handler error onto the error object sent to the peer.

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"go.lsp.dev/jsonrpc2"
 )
 
 // readAll returns every frame of input as a string, recoverable errors as
@@ -173,4 +175,35 @@ func FuzzReadFrame(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestResponseKey pins responseKey to what the library writes: the id of a
+// response, and nothing for calls, notifications and null ids.
+func TestResponseKey(t *testing.T) {
+	for _, tc := range []struct {
+		msg  jsonrpc2.Message
+		want string
+	}{
+		{jsonrpc2.NewResponse(jsonrpc2.NewNumberID(7), jsonrpc2.RawMessage(`{"a":1}`), nil), "n7"},
+		{jsonrpc2.NewResponse(jsonrpc2.NewNumberID(-3), nil, nil), "n-3"},
+		{jsonrpc2.NewResponse(jsonrpc2.NewStringID(`a"b\,c`), nil, &jsonrpc2.Error{Code: CodeInternal, Message: "x"}), `sa"b\,c`},
+		{jsonrpc2.NewResponse(jsonrpc2.NewStringID("é"), jsonrpc2.RawMessage(`"result"`), nil), "sé"},
+		{jsonrpc2.NewResponse(jsonrpc2.ID{}, nil, &jsonrpc2.Error{Code: CodeParseError, Message: "x"}), ""},
+	} {
+		body, err := jsonrpc2.EncodeMessage(tc.msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := responseKey(body); got != tc.want || ok != (tc.want != "") {
+			t.Errorf("responseKey(%s) = %q, %v; want %q", body, got, ok, tc.want)
+		}
+	}
+	call := jsonrpc2.NewCall(jsonrpc2.NewNumberID(1), "m", nil)
+	note := jsonrpc2.NewNotification("m", nil)
+	for _, m := range []jsonrpc2.Message{call, note} {
+		body, _ := jsonrpc2.EncodeMessage(m)
+		if got, ok := responseKey(body); ok {
+			t.Errorf("responseKey(%s) = %q; want none", body, got)
+		}
+	}
 }

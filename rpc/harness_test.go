@@ -16,7 +16,7 @@ import (
 
 // waitTimeout bounds every wait in these tests; a healthy run never gets
 // near it.
-const waitTimeout = 10 * time.Second
+const waitTimeout = 60 * time.Second
 
 // wireMsg is one message as seen on the wire by the test peer.
 type wireMsg struct {
@@ -269,6 +269,14 @@ func (a *fakeAgent) seen() []string {
 	return append([]string(nil), a.events...)
 }
 
+func (a *fakeAgent) Authenticate(ctx context.Context, req *AuthenticateRequest) (*AuthenticateResponse, error) {
+	return nil, InvalidParams("methodId", "unknown auth method "+req.MethodID)
+}
+
+func (a *fakeAgent) Logout(ctx context.Context, req *LogoutRequest) (*LogoutResponse, error) {
+	return &LogoutResponse{}, nil
+}
+
 func (a *fakeAgent) Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error) {
 	if a.initialize != nil {
 		return a.initialize(ctx, req)
@@ -320,7 +328,7 @@ func (a *fakeAgent) Prompt(ctx context.Context, req *PromptRequest) (*PromptResp
 	if a.prompt != nil {
 		return a.prompt(ctx, req)
 	}
-	return nil, NoModel("no model configured: set --model or CODING_AGENT_MODEL", []string{"CODING_AGENT_MODEL", "ANTHROPIC_API_KEY"})
+	return nil, AuthRequired("no model configured: set --model or CODING_AGENT_MODEL", []string{"CODING_AGENT_MODEL", "ANTHROPIC_API_KEY"}, []string{"login"})
 }
 
 func (a *fakeAgent) Cancel(ctx context.Context, n *CancelNotification) {

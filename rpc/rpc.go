@@ -36,6 +36,9 @@ import (
 // wait until initialize has succeeded.
 type Agent interface {
 	Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error)
+	// Authenticate handles authenticate; Logout handles logout.
+	Authenticate(ctx context.Context, req *AuthenticateRequest) (*AuthenticateResponse, error)
+	Logout(ctx context.Context, req *LogoutRequest) (*LogoutResponse, error)
 	NewSession(ctx context.Context, req *NewSessionRequest) (*NewSessionResponse, error)
 	LoadSession(ctx context.Context, req *LoadSessionRequest) (*LoadSessionResponse, error)
 	ResumeSession(ctx context.Context, req *ResumeSessionRequest) (*ResumeSessionResponse, error)
@@ -78,6 +81,9 @@ type Client interface {
 	FilesChanged(ctx context.Context, n *FilesChangedNotification) error
 }
 
+// DefaultMaxCallsInFlight is the default of Options.MaxCallsInFlight.
+const DefaultMaxCallsInFlight = 256
+
 // Options configures [Serve]. The zero value is ready to use.
 type Options struct {
 	// Framing forces a framing; FramingAuto (the default) detects it.
@@ -92,6 +98,13 @@ type Options struct {
 	// "recv <json>" or "send <json>"; rejected input is noted as
 	// "recv # <reason>".
 	Trace io.Writer
+	// MaxCallsInFlight bounds the calls received whose answers have not
+	// been written yet; 0 means DefaultMaxCallsInFlight. A call beyond it
+	// is answered at once with [CodeServerBusy] (PROTOCOL.md §1).
+	MaxCallsInFlight int
+	// MaxBytesInFlight bounds the params of those calls, in bytes; 0 means
+	// MaxMessageBytes. A call alone is always accepted.
+	MaxBytesInFlight int64
 	// ShutdownTimeout bounds how long Serve waits, once the connection
 	// ends, for running handlers to return after their contexts were
 	// cancelled; 0 means 1.5 s.
@@ -104,6 +117,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxCallsInFlight <= 0 {
+		o.MaxCallsInFlight = DefaultMaxCallsInFlight
+	}
+	if o.MaxBytesInFlight <= 0 {
+		o.MaxBytesInFlight = o.MaxMessageBytes
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 1500 * time.Millisecond
@@ -131,15 +150,17 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, newAgent func(Clien
 	defer cancelConn()
 
 	s := &server{
+		maxCalls: opts.MaxCallsInFlight,
+		maxBytes: opts.MaxBytesInFlight,
 		base:     base,
 		logger:   opts.Logger,
 		calls:    newCallTable(),
 		notifies: newNotifyTable(),
 		running:  make(map[string]*registration),
 	}
-	st.answered = s.answered
+	st.writing, st.answered = s.owed.pay, s.runAfter
 	defer s.runAfter("") // what the connection ended without answering
-	conn := jsonrpc2.NewConn(st, jsonrpc2.WithCodec(stdCodec{}), jsonrpc2.WithPreempter(preempter{s}))
+	conn := jsonrpc2.NewConn(st, jsonrpc2.WithCodec(stdCodec{}))
 	s.agent = newAgent(&client{conn: conn, logger: opts.Logger, optIns: &s.optIns})
 	conn.Go(connCtx, s.handle)
 
@@ -198,6 +219,8 @@ type server struct {
 	notifies map[string]notifyFunc
 	init     initState
 	owed     debts // calls received and not answered yet
+	maxCalls int   // bounds of owed
+	maxBytes int64
 	optIns   optIns
 
 	// mu guards running (the running calls by id key) and after (the
@@ -237,12 +260,6 @@ func AfterAnswer(ctx context.Context, f func()) {
 	a.s.mu.Unlock()
 }
 
-// answered is told the id key of every response written.
-func (s *server) answered(key string) {
-	s.owed.pay(key)
-	s.runAfter(key)
-}
-
 // runAfter runs the AfterAnswer functions of key, or of every call when key
 // is "".
 func (s *server) runAfter(key string) {
@@ -275,10 +292,20 @@ type registration struct {
 // s.base, and calls release the read loop with Async before running.
 func (s *server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	if !req.IsCall() {
-		s.handleNotification(req)
+		// Notifications run here, on the read loop, in wire order: a
+		// cancellation is seen before anything that follows it.
+		if !s.cancelNotification(req) {
+			s.handleNotification(req)
+		}
 		return nil, nil
 	}
-	s.owed.owe(idKey(req.ID()))
+	if !s.owed.owe(idKey(req.ID()), int64(len(req.Params())), s.maxCalls, s.maxBytes) {
+		// Answered here, on the read loop: while the client does not read
+		// that answer, nothing more is read either.
+		return nil, &jsonrpc2.Error{Code: CodeServerBusy, Message: fmt.Sprintf(
+			"server overloaded: %d calls (%d bytes of params) are waiting for their answers to be written or read; retry later",
+			s.owed.count(), s.owed.size())}
+	}
 	method := req.Method()
 	// Initialization order is decided here, on the read loop, so it follows
 	// wire order even though calls then run concurrently.
@@ -331,8 +358,12 @@ func (s *server) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 	}
 	raw, err := s.invoke(hctx, method, fn, json.RawMessage(req.Params()))
-	if finish != nil {
-		finish(err == nil)
+	switch {
+	case finish != nil && err == nil:
+		// Calls waiting for initialize are answered after it.
+		AfterAnswer(hctx, func() { finish(true) })
+	case finish != nil:
+		finish(false)
 	}
 	if err != nil {
 		return nil, wireError(err)
@@ -404,33 +435,20 @@ func (s *server) cancelRequest(key string) {
 	}
 }
 
-// preempter handles cancellation notifications on the read loop, ahead of
-// the handler.
-type preempter struct{ s *server }
-
-// Preempt implements jsonrpc2.Preempter.
-func (p preempter) Preempt(_ context.Context, req *jsonrpc2.Request) (any, error) {
-	if req.IsCall() {
-		return nil, jsonrpc2.ErrNotHandled
-	}
-	var member string
-	switch req.Method() {
-	case methodCancelRequestACP:
-		member = "requestId"
-	case methodCancelRequestLSP:
-		member = "id"
-	default:
-		return nil, jsonrpc2.ErrNotHandled
+// cancelNotification handles $/cancel_request (or LSP's $/cancelRequest)
+// and reports whether req was one.
+func (s *server) cancelNotification(req *jsonrpc2.Request) bool {
+	member := map[string]string{methodCancelRequestACP: "requestId", methodCancelRequestLSP: "id"}[req.Method()]
+	if member == "" {
+		return false
 	}
 	var params map[string]json.RawMessage
 	if err := json.Unmarshal(req.Params(), &params); err != nil || params[member] == nil {
-		p.s.logger.Warn("ignoring invalid cancellation", "method", req.Method(), "missing", member)
+		s.logger.Warn("ignoring invalid cancellation", "method", req.Method(), "missing", member)
 	} else if id := decodeID(params[member]); id.IsValid() {
-		p.s.cancelRequest(idKey(id))
+		s.cancelRequest(idKey(id))
 	}
-	// A handled notification needs a non-nil result, or the library would
-	// also pass it to the handler.
-	return struct{}{}, nil
+	return true
 }
 
 // idKey is a map key for a request id that keeps numbers and strings apart
@@ -492,34 +510,53 @@ func (i *initState) ready() bool {
 	return i.state == 2
 }
 
-// debts tracks the calls received and not yet answered, by id, so that a
-// shutdown can wait for their answers to be written.
+// debts tracks the calls received and not yet answered, by id, with the
+// size of their params: a shutdown waits for their answers to be written,
+// and they are the calls in flight that the connection bounds (a call stays
+// in flight until its answer is written, so a client that does not read
+// cannot make answers pile up).
 type debts struct {
 	mu      sync.Mutex
-	m       map[string]int
+	m       map[string][]int64 // params sizes of the calls owed, by id key
+	n       int                // calls owed
+	bytes   int64              // their params, in bytes
 	waiters []chan struct{}
 }
 
-func (d *debts) owe(key string) {
+// owe records a call whose params have size bytes, unless maxCalls calls
+// are owed already or its params would take the total beyond maxBytes (a
+// call alone is always accepted). It reports whether the call was recorded.
+func (d *debts) owe(key string, size int64, maxCalls int, maxBytes int64) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.m == nil {
-		d.m = map[string]int{}
+	if d.n >= maxCalls || (d.n > 0 && d.bytes+size > maxBytes) {
+		return false
 	}
-	d.m[key]++
+	if d.m == nil {
+		d.m = map[string][]int64{}
+	}
+	d.m[key] = append(d.m[key], size)
+	d.n++
+	d.bytes += size
+	return true
 }
 
 // pay records that the answer to the call key was written.
 func (d *debts) pay(key string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.m[key] == 0 {
-		return // an answer to input that never reached a handler
+	sizes := d.m[key]
+	if len(sizes) == 0 {
+		return // an answer to input that was never owed (rejected, or invalid)
 	}
-	if d.m[key]--; d.m[key] == 0 {
+	d.n--
+	d.bytes -= sizes[len(sizes)-1]
+	if sizes = sizes[:len(sizes)-1]; len(sizes) == 0 {
 		delete(d.m, key)
+	} else {
+		d.m[key] = sizes
 	}
-	if len(d.m) == 0 {
+	if d.n == 0 {
 		for _, w := range d.waiters {
 			close(w)
 		}
@@ -530,7 +567,13 @@ func (d *debts) pay(key string) {
 func (d *debts) count() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return len(d.m)
+	return d.n
+}
+
+func (d *debts) size() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.bytes
 }
 
 // settled returns a channel closed once every call has been answered.
@@ -538,7 +581,7 @@ func (d *debts) settled() <-chan struct{} {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	ch := make(chan struct{})
-	if len(d.m) == 0 {
+	if d.n == 0 {
 		close(ch)
 	} else {
 		d.waiters = append(d.waiters, ch)

@@ -69,7 +69,7 @@ func TestMethods(t *testing.T) {
 		{"set_mode", "session/set_mode", map[string]any{"sessionId": "s1", "modeId": "read-only"}, 0, `{}`},
 		{"set_config_option bool value", "session/set_config_option", map[string]any{"sessionId": "s1", "configId": "preset", "value": true}, CodeInvalidParams, "value: expected a string"},
 		{"set_config_option", "session/set_config_option", map[string]any{"sessionId": "s1", "configId": "preset", "value": "full-access"}, 0, `"configOptions"`},
-		{"prompt no model", "session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}, CodeNoModel, "no model"},
+		{"prompt no model", "session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}, CodeAuthRequired, "no model"},
 		{"prompt missing", "session/prompt", map[string]any{"sessionId": "s1"}, CodeInvalidParams, "prompt: required"},
 		{"prompt bad block", "session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "video"}}}, CodeInvalidParams, "prompt[0].type"},
 		{"prompt block wrong type", "session/prompt", map[string]any{"sessionId": "s1", "prompt": []any{map[string]any{"type": "text", "text": 5}}}, CodeInvalidParams, "prompt.text: expected a string"},
@@ -574,7 +574,9 @@ func TestAsyncContextCrashRegression(t *testing.T) {
 		cancel2()
 		return &ToolsCallResponse{}, nil
 	}}
-	p := startPeer(t, FramingNDJSON, a, Options{})
+	// Every call may be in flight at once: this test is about contexts,
+	// not about the bound (TestCallsInFlightBound).
+	p := startPeer(t, FramingNDJSON, a, Options{MaxCallsInFlight: 2 * 2000})
 	p.initialize()
 	const n = 2000
 	sent := make(chan error, 1)
@@ -972,4 +974,52 @@ func FuzzUnescapeHTML(f *testing.F) {
 			t.Fatalf("unescapeHTML(%s) = %s: escape left", in, out)
 		}
 	})
+}
+
+// TestCallsInFlightBound checks the per-connection bound: a call beyond
+// MaxCallsInFlight, or whose params would take the calls in flight beyond
+// MaxBytesInFlight, is answered at once with CodeServerBusy; once answers
+// are written, calls are served again.
+func TestCallsInFlightBound(t *testing.T) {
+	release, release2 := make(chan struct{}), make(chan struct{})
+	a := &fakeAgent{toolsCall: func(ctx context.Context, req *ToolsCallRequest) (*ToolsCallResponse, error) {
+		switch req.Name {
+		case "block":
+			<-release
+		case "block2":
+			<-release2
+		}
+		return &ToolsCallResponse{}, nil
+	}}
+	p := startPeer(t, FramingNDJSON, a, Options{MaxCallsInFlight: 2, MaxBytesInFlight: 300})
+	p.initialize()
+	block := map[string]any{"name": "block", "cwd": "/tmp"}
+	first := p.request(MethodToolsCall, block)
+	second := p.request(MethodToolsCall, block)
+	// Two calls in flight: the third is refused, and so answered before
+	// the two blocked ones.
+	if m := p.call(MethodToolsCall, map[string]any{"name": "read", "cwd": "/tmp"}); m.Error == nil || m.Error.Code != CodeServerBusy {
+		t.Fatalf("third call: got %s, want error %d", m.raw, CodeServerBusy)
+	}
+	close(release)
+	for range 2 {
+		m := p.next()
+		if id := string(m.ID); (id != fmt.Sprint(first) && id != fmt.Sprint(second)) || m.Error != nil {
+			t.Fatalf("want the answers to the blocked calls %d and %d, got %s", first, second, m.raw)
+		}
+	}
+	if m := p.call(MethodToolsCall, map[string]any{"name": "read", "cwd": "/tmp"}); m.Error != nil {
+		t.Fatalf("after the answers were written: %s", m.raw)
+	}
+
+	// Bytes: one call alone may be large; a second that would take the
+	// total beyond the bound is refused.
+	big := p.request(MethodToolsCall, map[string]any{"name": "block2", "cwd": "/tmp", "arguments": map[string]any{"pad": strings.Repeat("x", 400)}})
+	if m := p.call(MethodToolsCall, map[string]any{"name": "read", "cwd": "/tmp", "arguments": map[string]any{"pad": strings.Repeat("x", 100)}}); m.Error == nil || m.Error.Code != CodeServerBusy {
+		t.Fatalf("call beyond the byte bound: got %s, want error %d", m.raw, CodeServerBusy)
+	}
+	close(release2)
+	if m := p.response(big, func(wireMsg) {}); m.Error != nil {
+		t.Fatalf("large call: %s", m.raw)
+	}
 }

@@ -41,8 +41,9 @@ type stream struct {
 	writeDone chan struct{} // closed on the first write error
 
 	trace *tracer
-	// answered, if set, is told the id of every response written.
-	answered func(idKey string)
+	// writing and answered, if set, are told the id of every response,
+	// just before it is written (under the write lock) and once it has been.
+	writing, answered func(idKey string)
 
 	inOnce, outOnce sync.Once
 	// release is closed by Serve when the library may learn that input
@@ -191,28 +192,35 @@ func (s *stream) replyError(id jsonrpc2.ID, code int64, text string) error {
 
 // Write implements jsonrpc2.Stream.
 func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
-	msg = guardCode(msg)
 	body, err := jsonrpc2.EncodeMessage(msg)
 	if err != nil {
 		return 0, fmt.Errorf("encoding message: %w", err)
 	}
-	n, err := s.writeFrame(body)
-	if err == nil && s.answered != nil {
+	key, isAnswer := "", false
+	if s.answered != nil {
+		key, isAnswer = responseKey(body)
+	}
+	n, err := s.writeFrame(body, key)
+	if err == nil && isAnswer {
 		// Outside the write lock: what runs once an answer is written may
 		// write messages itself.
-		if key, ok := responseKey(body); ok {
-			s.answered(key)
-		}
+		s.answered(key)
 	}
 	return n, err
 }
 
-// writeFrame writes one framed message.
-func (s *stream) writeFrame(body []byte) (int64, error) {
+// writeFrame writes one framed message. When it is the answer to the call
+// key, the call stops counting as in flight once it holds the write lock,
+// before the client can read the answer: at most this one answer is then
+// held uncounted.
+func (s *stream) writeFrame(body []byte, key string) (int64, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.writeErr != nil {
 		return 0, s.writeErr
+	}
+	if key != "" && s.writing != nil {
+		s.writing(key)
 	}
 	s.wbuf = appendFrame(s.wbuf[:0], s.framing, body)
 	// Trace first: once the peer has the message, the trace has it too.
@@ -229,20 +237,6 @@ func (s *stream) writeFrame(body []byte) (int64, error) {
 	return int64(n), nil
 }
 
-// guardCode replaces an error response with code 0 (what the library sends
-// for a plain Go error) by an internal error, so code 0 never reaches the wire.
-func guardCode(msg jsonrpc2.Message) jsonrpc2.Message {
-	r, ok := msg.(*jsonrpc2.Response)
-	if !ok || r.Err() == nil {
-		return msg
-	}
-	var we *jsonrpc2.Error
-	if errors.As(r.Err(), &we) && we.Code != 0 {
-		return msg
-	}
-	return jsonrpc2.NewResponse(r.ID(), nil, &jsonrpc2.Error{Code: CodeInternal, Message: r.Err().Error()})
-}
-
 // Close implements jsonrpc2.Stream. It closes both ends when they are
 // closers, which unblocks a Read parked on the input.
 func (s *stream) Close() error {
@@ -250,45 +244,36 @@ func (s *stream) Close() error {
 }
 
 // responseKey returns the idKey of an encoded response. The library's
-// response type is unexported, so the id is read from the encoding: the
-// members before "result" or "error" (the library writes jsonrpc and id
-// first, so only the head of a large response is scanned).
+// response type is unexported, but it writes every envelope from the same
+// head: {"jsonrpc":"2.0", then for a response "id" followed by "result" or
+// "error" (a call has "method" after its id; a notification has no id). So
+// only the head is read, however large the message. TestResponseKey pins
+// this against the library's encoder.
 func responseKey(body []byte) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	rest, ok := bytes.CutPrefix(body, []byte(`{"jsonrpc":"2.0","id":`))
+	if !ok || len(rest) == 0 {
 		return "", false
 	}
-	key := ""
-	for dec.More() {
-		name, err := dec.Token()
-		if err != nil {
-			return "", false
-		}
-		switch name {
-		case "result", "error":
-			return key, key != ""
-		case "method":
-			return "", false
-		case "id":
-			v, err := dec.Token()
-			if err != nil {
-				return "", false
+	n := bytes.IndexByte(rest, ',')
+	if rest[0] == '"' {
+		for n = 1; n < len(rest) && rest[n] != '"'; n++ {
+			if rest[n] == '\\' {
+				n++
 			}
-			switch v := v.(type) {
-			case json.Number:
-				key = "n" + v.String()
-			case string:
-				key = "s" + v
-			}
-			continue
 		}
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return "", false
-		}
+		n++
 	}
-	return "", false
+	if n <= 0 || n > len(rest) {
+		return "", false
+	}
+	if tail := rest[n:]; !bytes.HasPrefix(tail, []byte(`,"result":`)) && !bytes.HasPrefix(tail, []byte(`,"error":`)) {
+		return "", false
+	}
+	id := decodeID(rest[:n])
+	if !id.IsValid() {
+		return "", false
+	}
+	return idKey(id), true
 }
 
 // releaseRead lets Read report the end of input to the library.
@@ -326,6 +311,7 @@ func (t *tracer) message(dir string, body []byte) {
 	if t == nil {
 		return
 	}
+	body = redactSecrets(body)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf.Reset()
@@ -347,4 +333,30 @@ func (t *tracer) note(dir, text string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	_, _ = fmt.Fprintf(t.w, "%s # %s\n", dir, text)
+}
+
+// redactSecrets returns body with the params of an authenticate request
+// replaced by its methodId alone: an API key given with authenticate never
+// reaches the trace.
+func redactSecrets(body []byte) []byte {
+	if !bytes.Contains(body, []byte(`"authenticate"`)) {
+		return body
+	}
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id,omitempty"`
+		Method  string          `json:"method"`
+		Params  struct {
+			MethodID string `json:"methodId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method != MethodAuthenticate {
+		return body
+	}
+	out, err := json.Marshal(map[string]any{"jsonrpc": m.JSONRPC, "id": m.ID, "method": m.Method,
+		"params": map[string]string{"methodId": m.Params.MethodID, "_meta": "(redacted)"}})
+	if err != nil {
+		return []byte(`"authenticate (redacted)"`)
+	}
+	return out
 }

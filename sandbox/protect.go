@@ -159,6 +159,51 @@ func isRepoDir(ents []fs.DirEntry) bool {
 	return completesRepo("", has)
 }
 
+// GitStorage is the one definition of git's storage for the sandbox and
+// the file tools: what nothing but git may change, under every preset.
+// It reports whether the absolute path p is in git's storage, and which
+// storage: the nearest of p and its ancestors that is
+//   - named .git, in any letter case (on a case-insensitive file system
+//     .GIT is .git): a repository's directory or a worktree's .git file;
+//   - a directory that git takes for a repository by isRepoDir's rule
+//     (HEAD with objects and refs, or with commondir): a bare repository,
+//     the gitdir that a .git file points to (git init --separate-git-dir,
+//     a worktree's gitdir, .git/modules/NAME), a repository under another
+//     name.
+//
+// The sandbox finds the same storage by scanning the writable roots (every
+// .git, the gitdirs and common dirs that .git files name, every directory
+// isRepoDir accepts) and keeps it read-only; its writable roots may not be
+// in it. The file tools ask GitStorage about the path as named and its
+// canonical path before every mutation. Pass a canonical path (fspath) to
+// ask about a file rather than a name: symlinks in p are followed by the
+// look for repository pieces, not by the look for names.
+func GitStorage(p string) (string, bool) {
+	if !filepath.IsAbs(p) {
+		return "", false
+	}
+	for c := filepath.Clean(p); ; c = filepath.Dir(c) {
+		if strings.EqualFold(filepath.Base(c), GitName) || isRepoPath(c) {
+			return c, true
+		}
+		if filepath.Dir(c) == c {
+			return "", false
+		}
+	}
+}
+
+// isRepoPath is isRepoDir for a directory named by its path: the pieces
+// are looked up by name (Lstat) rather than listed, a few system calls
+// per directory wherever the path leads. A piece in another letter case
+// is found where the file system folds case, as git finds it.
+func isRepoPath(dir string) bool {
+	has := func(piece string) bool {
+		_, err := os.Lstat(filepath.Join(dir, piece))
+		return err == nil
+	}
+	return has("HEAD") && completesRepo("", has)
+}
+
 // findGit lists every `.git` entry below root without following symlinks
 // and without descending into `.git` directories or into pseudo file
 // systems (/proc, /sys). A `.git` that is a symlink is refused.

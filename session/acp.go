@@ -9,6 +9,7 @@ import (
 	"github.com/coding-agent/coding-agent/editorsync"
 	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/display"
+	"github.com/coding-agent/coding-agent/tools"
 )
 
 // The ACP adapter's translations: SDK values to rpc's wire types and back.
@@ -39,6 +40,10 @@ func wireUpdate(ev Event) rpc.SessionUpdate {
 		for _, t := range ev.Text {
 			u.Content = append(u.Content, rpc.TextContent(t))
 		}
+		for _, c := range ev.Media {
+			b := wireContent(c)
+			u.Content = append(u.Content, rpc.ToolCallContent{Type: rpc.ToolContentContent, Content: &b})
+		}
 		for _, d := range ev.Diffs {
 			u.Content = append(u.Content, rpc.DiffContent(d.Path, d.OldText, d.NewText))
 		}
@@ -61,6 +66,19 @@ func wireUpdate(ev Event) rpc.SessionUpdate {
 		return &rpc.CurrentModeUpdate{CurrentModeID: string(ev.Preset)}
 	case *ConfigChanged:
 		return &rpc.ConfigOptionUpdate{ConfigOptions: wireConfigOptions(ev.Options)}
+	case *Compaction:
+		// Shown as text, which every client renders: a marker in the
+		// agent's messages, as claude-agent-acp does.
+		var t string
+		switch ev.Status {
+		case CompactionInProgress:
+			t = "Compacting the conversation…"
+		case CompactionCompleted:
+			t = fmt.Sprintf(" done (about %d → %d tokens).\n\n", ev.TokensBefore, ev.TokensAfter)
+		default:
+			t = " failed: " + ev.Error + "\n\n"
+		}
+		return &rpc.AgentMessageChunk{Content: rpc.TextBlock(t), MessageID: ev.ID}
 	case *InfoChanged:
 		u := &rpc.SessionInfoUpdate{}
 		if ev.Title != "" {
@@ -120,6 +138,14 @@ var permissionOptions = []rpc.PermissionOption{
 	{OptionID: rpc.PermissionRejectOnce, Name: "Reject", Kind: rpc.PermissionRejectOnce},
 }
 
+// The options of a request to call an MCP tool (PROTOCOL.md §6): allow
+// always allows this tool for the rest of the session.
+var mcpPermissionOptions = []rpc.PermissionOption{
+	{OptionID: rpc.PermissionAllowOnce, Name: "Allow once", Kind: rpc.PermissionAllowOnce},
+	{OptionID: rpc.PermissionAllowAlways, Name: "Always allow this tool in this session", Kind: rpc.PermissionAllowAlways},
+	{OptionID: rpc.PermissionRejectOnce, Name: "Reject", Kind: rpc.PermissionRejectOnce},
+}
+
 // approvalMeta is _meta["coding-agent"] of a permission request.
 type approvalMeta struct {
 	Justification string `json:"justification,omitempty"`
@@ -138,6 +164,11 @@ func wirePermission(req *ApprovalRequest) *rpc.RequestPermissionRequest {
 	}
 	if req.Command != "" {
 		content = append(content, rpc.TextContent("$ "+display.Text(req.Command)))
+	}
+	options := permissionOptions
+	if req.Request == tools.RequestMCPTool {
+		content = append(content, rpc.TextContent(display.Text(mcpPermission(mcpRequest{Server: req.Server, Tool: req.MCPTool, Args: req.Input}))))
+		options = mcpPermissionOptions
 	}
 	// The policy's reason is always shown; the model's justification, when
 	// it gave one, beside it and never instead of it.
@@ -162,7 +193,7 @@ func wirePermission(req *ApprovalRequest) *rpc.RequestPermissionRequest {
 			RawInput:   rawJSON(req.Input),
 			Meta:       meta,
 		},
-		Options: permissionOptions,
+		Options: options,
 	}
 }
 
@@ -185,6 +216,8 @@ func acpApprover(ask func(context.Context, *rpc.RequestPermissionRequest) (*rpc.
 			return Reject, fmt.Errorf("the client answered with unknown outcome %q", o.Outcome)
 		case o.OptionID == rpc.PermissionAllowOnce:
 			return AllowOnce, nil
+		case o.OptionID == rpc.PermissionAllowAlways && req.Request == tools.RequestMCPTool:
+			return AllowAlways, nil
 		case o.OptionID == rpc.PermissionRejectOnce:
 			return Reject, nil
 		default:

@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coding-agent/coding-agent/editorsync"
 	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/display"
+	"github.com/coding-agent/coding-agent/session/mcp"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -23,14 +26,17 @@ type Agent struct {
 	client rpc.Client
 
 	// mu guards the fields below.
-	mu       sync.Mutex
-	sessions map[string]*agentSession
+	mu         sync.Mutex
+	sessions   map[string]*agentSession
+	clientAuth clientAuth
 }
 
 // agentSession is a session of this connection.
 type agentSession struct {
 	*Session
 	created time.Time
+	// noticed is set once the MCP servers that did not start were told.
+	noticed atomic.Bool
 }
 
 var _ rpc.Agent = (*Agent)(nil)
@@ -58,17 +64,24 @@ func (a *Agent) Close() {
 // agent speaks version 1 whatever the client asks for.
 func (a *Agent) Initialize(ctx context.Context, req *rpc.InitializeRequest) (*rpc.InitializeResponse, error) {
 	st := a.env.reportedSandbox(ctx)
+	a.mu.Lock()
+	a.clientAuth = parseClientAuth(req.ClientCapabilities)
+	methods := authMethods(a.clientAuth)
+	a.mu.Unlock()
 	// The probe starts once the answer has been written (see Env.Start).
 	rpc.AfterAnswer(ctx, a.env.startProbe)
 	return &rpc.InitializeResponse{
 		ProtocolVersion: rpc.ProtocolVersion,
 		AgentInfo:       &rpc.Implementation{Name: "coding-agent", Title: "coding-agent", Version: a.env.Version},
+		AuthMethods:     authMethodsJSON(methods),
 		AgentCapabilities: rpc.AgentCapabilities{
 			LoadSession:        true,
 			PromptCapabilities: rpc.PromptCapabilities{Image: true, EmbeddedContext: true},
+			MCPCapabilities:    rpc.MCPCapabilities{HTTP: true, SSE: true},
 			SessionCapabilities: &rpc.SessionCapabilities{
 				List: &rpc.Empty{}, Resume: &rpc.Empty{}, Close: &rpc.Empty{},
 			},
+			Auth: &rpc.AgentAuthCapabilities{Logout: &rpc.Empty{}},
 			Meta: &rpc.AgentMeta{CodingAgent: &rpc.CodingAgentCapabilities{
 				Tools:        tools.Builtins(),
 				DocumentSync: &rpc.DocumentSync{Version: 1},
@@ -98,7 +111,11 @@ func (a *Agent) NewSession(ctx context.Context, req *rpc.NewSessionRequest) (*rp
 			opts.ApprovalTimeout = time.Duration(*t * float64(time.Second))
 		}
 	}
-	a.warnMCP(req.MCPServers)
+	servers, err := mcpServers(req.MCPServers)
+	if err != nil {
+		return nil, err
+	}
+	opts.MCPServers = servers
 	// The id is chosen here so that callbacks, which may run before
 	// NewSession returns (the watcher starts inside it), already know it.
 	opts.id = newID("sess")
@@ -117,6 +134,12 @@ func (a *Agent) NewSession(ctx context.Context, req *rpc.NewSessionRequest) (*rp
 // the model is the configured default.
 func (a *Agent) wire(opts *Options, sid string) {
 	opts.OnEvent = func(ev Event) {
+		if l, ok := ev.(*Lagged); ok {
+			// Only a connection attached to another's session has a
+			// queue that can overflow; ACP has no way to say so.
+			a.env.Logger.Warn("this connection fell behind the session; updates were dropped", "session", sid, "missed", l.Missed)
+			return
+		}
 		u := wireUpdate(ev)
 		if u == nil {
 			return
@@ -137,30 +160,25 @@ func (a *Agent) wire(opts *Options, sid string) {
 
 func (a *Agent) add(s *Session) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if old, ok := a.sessions[s.ID()]; ok && old.Session != s {
-		go old.Close()
-	}
+	old, ok := a.sessions[s.ID()]
 	a.sessions[s.ID()] = &agentSession{Session: s, created: time.Now()}
-}
-
-func (a *Agent) warnMCP(servers []json.RawMessage) {
-	if len(servers) > 0 {
-		a.env.Logger.Warn("MCP servers are not supported yet; not starting them", "servers", mcpNames(servers))
+	a.mu.Unlock()
+	if ok && old.Session != s {
+		// Two loads of one id raced on this connection: the later one
+		// attached to the session; the earlier opener ends here.
+		old.Close()
 	}
 }
 
-// mcpNames lists the names of MCP server configurations for the log.
-func mcpNames(servers []json.RawMessage) []string {
-	var names []string
-	for _, raw := range servers {
-		var s struct {
-			Name string `json:"name"`
-		}
-		_ = json.Unmarshal(raw, &s)
-		names = append(names, s.Name)
+// mcpServers parses the mcpServers of a request: a bad entry is
+// invalid params naming it.
+func mcpServers(raw []json.RawMessage) ([]mcp.ServerConfig, error) {
+	cs, err := mcp.ParseACP(raw)
+	if err != nil {
+		field, msg, _ := strings.Cut(err.Error(), ": ")
+		return nil, rpc.InvalidParams(field, msg)
 	}
-	return names
+	return cs, nil
 }
 
 // session returns the live session id or the ACP "not found" error.
@@ -178,10 +196,11 @@ func (a *Agent) session(id string) (*agentSession, error) {
 // the open one), replays its history as session/update notifications, then
 // answers.
 func (a *Agent) LoadSession(ctx context.Context, req *rpc.LoadSessionRequest) (*rpc.LoadSessionResponse, error) {
-	s, updates, err := a.reopen(req.SessionID, req.Cwd, req.AdditionalDirectories, req.MCPServers)
+	s, updates, replayed, err := a.reopen(req.SessionID, req.Cwd, req.AdditionalDirectories, req.MCPServers)
 	if err != nil {
 		return nil, err
 	}
+	defer replayed()
 	for _, raw := range updates {
 		var n rpc.SessionNotification
 		if err := json.Unmarshal(raw, &n); err != nil {
@@ -204,38 +223,55 @@ func (a *Agent) LoadSession(ctx context.Context, req *rpc.LoadSessionRequest) (*
 
 // ResumeSession answers session/resume: like load, without the replay.
 func (a *Agent) ResumeSession(ctx context.Context, req *rpc.ResumeSessionRequest) (*rpc.ResumeSessionResponse, error) {
-	s, _, err := a.reopen(req.SessionID, req.Cwd, req.AdditionalDirectories, req.MCPServers)
+	s, _, replayed, err := a.reopen(req.SessionID, req.Cwd, req.AdditionalDirectories, req.MCPServers)
 	if err != nil {
 		return nil, err
 	}
+	replayed()
 	return &rpc.ResumeSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions())}, nil
 }
 
 // reopen returns the session id: the open one of this connection, or the
-// stored one reopened. It also returns the stored updates for replay.
-func (a *Agent) reopen(id, cwd string, dirs []string, mcp []json.RawMessage) (*Session, []json.RawMessage, error) {
-	a.warnMCP(mcp)
+// session opened through the environment (attached when another
+// connection has it open, else reopened from the store). It also returns
+// the stored updates for replay, and a function to call once they are
+// sent: live updates wait for it, so that they follow the replay.
+func (a *Agent) reopen(id, cwd string, dirs []string, mcpRaw []json.RawMessage) (*Session, []json.RawMessage, func(), error) {
+	servers, err := mcpServers(mcpRaw)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	if s, err := a.session(id); err == nil {
+		if len(servers) > 0 {
+			a.env.Logger.Info("session already open: its MCP servers keep running; the request's list is not started", "session", id)
+		}
 		var updates []json.RawMessage
 		if st := a.env.store(); st != nil {
 			if stored, err := st.load(id); err == nil {
 				updates = stored.updates
 			}
 		}
-		return s.Session, updates, nil
+		return s.Session, updates, func() {}, nil
 	}
-	opts := Options{Cwd: cwd, AdditionalDirectories: dirs}
+	opts := Options{Cwd: cwd, AdditionalDirectories: dirs, MCPServers: servers}
 	a.wire(&opts, id)
+	ready := make(chan struct{})
+	live := opts.OnEvent
+	opts.OnEvent = func(ev Event) {
+		<-ready
+		live(ev)
+	}
+	replayed := sync.OnceFunc(func() { close(ready) })
 	s, updates, err := a.env.OpenSession(id, opts)
 	if errors.Is(err, ErrNotFound) {
-		return nil, nil, rpc.SessionNotFound(id)
+		return nil, nil, nil, rpc.SessionNotFound(id)
 	}
 	if err != nil {
-		return nil, nil, paramErr(err, "")
+		return nil, nil, nil, paramErr(err, "")
 	}
 	a.add(s)
 	a.env.Logger.Info("session reopened", "session", id, "cwd", s.Cwd(), "messages", len(s.History()))
-	return s, updates, nil
+	return s, updates, replayed, nil
 }
 
 // ListSessions answers session/list: the stored sessions (and this
@@ -319,8 +355,13 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, req *rpc.SetSessionC
 		}
 		s.SetModel(m)
 		s.emit(&ConfigChanged{Options: s.ConfigOptions()})
+	case "thought_level":
+		if _, err := s.SetThinking(req.Value); err != nil {
+			return nil, rpc.InvalidParams("value", err.Error())
+		}
+		s.emit(&ConfigChanged{Options: s.ConfigOptions()})
 	default:
-		return nil, rpc.InvalidParams("configId", fmt.Sprintf("unknown config option %q (valid: preset, model)", req.ConfigID))
+		return nil, rpc.InvalidParams("configId", fmt.Sprintf("unknown config option %q (valid: preset, model, thought_level)", req.ConfigID))
 	}
 	return &rpc.SetSessionConfigOptionResponse{ConfigOptions: wireConfigOptions(s.ConfigOptions())}, nil
 }
@@ -348,14 +389,25 @@ func (a *Agent) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.Prompt
 	if err != nil {
 		return nil, err
 	}
+	if s.Model() == nil {
+		// Credentials may have arrived since the session started
+		// (authenticate, or `coding-agent login` in a terminal).
+		if m := a.env.defaultModel(); m != nil {
+			s.SetModel(m)
+		}
+	}
+	if !s.noticed.Swap(true) {
+		// The MCP servers that did not start, once, where the user looks.
+		if text := s.mcpNotice(); text != "" {
+			if err := a.client.SessionUpdate(ctx, &rpc.SessionNotification{SessionID: s.ID(), Update: &rpc.AgentMessageChunk{Content: rpc.TextBlock(text), MessageID: newID("msg")}}); err != nil {
+				a.env.Logger.Debug("session/update not sent", "session", s.ID(), "err", err)
+			}
+		}
+	}
 	stop, err := s.Prompt(ctx, sdkPrompt(req.Prompt))
 	switch {
 	case errors.Is(err, ErrNoModel):
-		msg := noModelMessage
-		if merr := a.env.ModelError(); merr != nil && !errors.Is(merr, ErrNoModel) {
-			msg += " (" + merr.Error() + ")"
-		}
-		return nil, rpc.NoModel(msg, noModelVariables)
+		return nil, a.noModelError()
 	case errors.Is(err, ErrBusy):
 		return nil, &rpc.Error{Code: rpc.CodeInvalidRequest, Message: err.Error()}
 	case err != nil:
@@ -363,10 +415,6 @@ func (a *Agent) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.Prompt
 	}
 	return &rpc.PromptResponse{StopReason: string(stop)}, nil
 }
-
-const noModelMessage = "no model configured: set --model PROVIDER/MODEL or CODING_AGENT_MODEL (providers: anthropic, openai) with ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL for an OpenAI-compatible server"
-
-var noModelVariables = []string{"CODING_AGENT_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"}
 
 // Cancel handles session/cancel: it ends the session's work in flight;
 // pending permission requests resolve as not allowed.
@@ -417,7 +465,7 @@ func toWire(res tools.Result) *rpc.ToolsCallResponse {
 	for _, c := range res.Content {
 		out.Content = append(out.Content, rpc.TextBlock(c.Text))
 	}
-	if raw, err := json.Marshal(res.Details); err == nil {
+	if raw, err := marshalNoEscape(res.Details); err == nil {
 		out.Details = raw
 	}
 	return out

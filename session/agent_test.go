@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -228,7 +229,7 @@ func TestAgentInitialize(t *testing.T) {
 	for _, want := range []string{
 		`"protocolVersion":1`, `"version":"1.2.3"`, `"loadSession":true`, `"image":true`, `"audio":false`,
 		`"tools":["read","bash","edit","write"]`, `"documentSync":{"version":1}`, `"directTools":true`, `"outputs":true`,
-		`"sandbox":{"available":`, `"list":{}`, `"resume":{}`, `"close":{}`, `"authMethods":[]`,
+		`"sandbox":{"available":`, `"list":{}`, `"resume":{}`, `"close":{}`, `"authMethods":[{`, `"id":"anthropic-api-key"`, `"auth":{"logout":{}}`,
 	} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("initialize result lacks %s:\n%s", want, b)
@@ -258,6 +259,55 @@ func TestAgentNewSessionErrors(t *testing.T) {
 				t.Errorf("error %+v, want %d containing %q", err, test.code, test.msg)
 			}
 		})
+	}
+}
+
+// TestAgentRefusesGitStorageRoots tries session roots inside git's
+// storage (issue 12 #4): each session/new is -32602 naming the field, and
+// no session is created; a repository's work tree is accepted.
+func TestAgentRefusesGitStorageRoots(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is required for this test")
+	}
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, bare := filepath.Join(base, "repo"), filepath.Join(base, "project.git")
+	for _, args := range [][]string{{"init", "-q", repo}, {"init", "-q", "--bare", bare}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	if err := os.Symlink(filepath.Join(repo, ".git"), filepath.Join(base, "gitlink")); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := os.ReadFile(filepath.Join(repo, ".git", "config"))
+	c := startAgent(t, &Env{DataDir: t.TempDir()})
+	for _, test := range []struct {
+		name, cwd, extra, field string
+	}{
+		{"cwd is .git", filepath.Join(repo, ".git"), "", "cwd"},
+		{"cwd below .git", filepath.Join(repo, ".git", "hooks"), "", "cwd"},
+		{"cwd is a bare repository", bare, "", "cwd"},
+		{"cwd is a link to .git", filepath.Join(base, "gitlink"), "", "cwd"},
+		{"additional directory is .git", repo, filepath.Join(repo, ".git"), "additionalDirectories[0]"},
+		{"additional directory is a bare repository", repo, bare, "additionalDirectories[0]"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			params := map[string]any{"cwd": test.cwd, "mcpServers": []any{}, "_meta": map[string]any{"coding-agent": map[string]any{"preset": "workspace-write"}}}
+			if test.extra != "" {
+				params["additionalDirectories"] = []string{test.extra}
+			}
+			err := c.call("session/new", params, nil)
+			if err == nil || err.Code != -32602 || !strings.Contains(err.Message, test.field) || !strings.Contains(err.Message, "git's storage") {
+				t.Errorf("error %+v, want -32602 naming %s and git's storage", err, test.field)
+			}
+		})
+	}
+	newSession(t, c, repo, nil) // the work tree itself is fine
+	if got, _ := os.ReadFile(filepath.Join(repo, ".git", "config")); string(got) != string(cfg) {
+		t.Error(".git/config changed")
 	}
 }
 
@@ -296,8 +346,14 @@ func TestAgentModesAndConfigOptions(t *testing.T) {
 	if err := c.call("session/set_config_option", map[string]any{"sessionId": sid, "configId": "preset", "value": "workspace-write"}, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.ConfigOptions) != 2 || res.ConfigOptions[0].CurrentValue != "workspace-write" || res.ConfigOptions[1].ID != "model" {
+	if len(res.ConfigOptions) != 3 || res.ConfigOptions[0].CurrentValue != "workspace-write" || res.ConfigOptions[1].ID != "model" || res.ConfigOptions[2].ID != "thought_level" {
 		t.Errorf("config options %+v", res.ConfigOptions)
+	}
+	if err := c.call("session/set_config_option", map[string]any{"sessionId": sid, "configId": "thought_level", "value": "high"}, &res); err != nil || res.ConfigOptions[2].CurrentValue != "high" {
+		t.Errorf("thought_level high: %+v %+v", res.ConfigOptions, err)
+	}
+	if err := c.call("session/set_config_option", map[string]any{"sessionId": sid, "configId": "thought_level", "value": "extreme"}, nil); err == nil || err.Code != -32602 {
+		t.Errorf("unknown thought level: %+v", err)
 	}
 	if err := c.call("session/set_config_option", map[string]any{"sessionId": sid, "configId": "colour", "value": "x"}, nil); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "configId") {
 		t.Errorf("unknown config option: %+v", err)
@@ -327,7 +383,7 @@ func TestAgentPromptWithoutModel(t *testing.T) {
 	c := startAgent(t, env)
 	sid := newSession(t, c, t.TempDir(), nil)
 	err := c.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}, nil)
-	if err == nil || err.Code != -32010 || !strings.Contains(string(err.Data), "ANTHROPIC_API_KEY") || !strings.Contains(err.Message, "--model") {
+	if err == nil || err.Code != -32000 || !strings.Contains(string(err.Data), "ANTHROPIC_API_KEY") || !strings.Contains(err.Message, "--model") {
 		t.Errorf("prompt without a model: %+v", err)
 	}
 }
@@ -532,13 +588,19 @@ func TestAgentLoadReplaysAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The replay is sent before the answer, so it is all here.
-	got := updateKinds(c.drain())
-	want := "user_message_chunk,agent_message_chunk,agent_message_chunk"
+	replay := c.drain()
+	got := updateKinds(replay)
+	// The journal holds one record per message: the two streamed chunks
+	// come back as one.
+	want := "user_message_chunk,agent_message_chunk"
 	if strings.Join(got, ",") != want {
 		t.Errorf("replay %q, want %s", got, want)
 	}
-	if !strings.Contains(logs.String(), "mcp-files") && !strings.Contains(logs.String(), "files") {
-		t.Errorf("no warning about the MCP server in the log:\n%s", logs.String())
+	if raw, _ := json.Marshal(replay); !strings.Contains(string(raw), `"text":"Hello there."`) {
+		t.Errorf("replayed message is not the whole answer: %s", raw)
+	}
+	if !strings.Contains(logs.String(), "MCP server did not start") || !strings.Contains(logs.String(), "mcp-files") {
+		t.Errorf("no warning about the MCP server that did not start in the log:\n%s", logs.String())
 	}
 	if err := c.call("session/resume", map[string]any{"sessionId": s.ID(), "cwd": cwd}, nil); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,13 @@ type approver struct{ s *Session }
 // cancelled, timed out, the host's error, or no host to ask.
 func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) error {
 	s := a.s
+	// The opener that started the operation decides, else the session's
+	// creator.
 	ask := s.opts.Approve
+	h, _ := ctx.Value(handleKey{}).(*handle)
+	if h != nil && h.approve != nil {
+		ask = h.approve
+	}
 	if ask == nil {
 		return errors.New("not allowed: there is no client to ask for approval")
 	}
@@ -31,6 +37,10 @@ func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) error
 		return nil
 	}
 	r := s.approvalRequest(req)
+	if h != nil {
+		// The opener has seen the call it is asked about.
+		h.sink.flush(ctx)
+	}
 	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.ApprovalTimeout, errApprovalTimeout)
 	defer cancel()
 	d, err := ask(ctx, r)
@@ -83,6 +93,8 @@ func (s *Session) approvalRequest(req tools.ApprovalRequest) *ApprovalRequest {
 		Justification: req.Justification,
 		Reason:        req.Reason,
 		Input:         req.Args,
+		Server:        req.Server,
+		MCPTool:       req.MCPTool,
 	}
 	if t, ok := s.lookupTool(req.Tool); ok {
 		r.Title, r.Kind = display.Title(tools.CallTitle(t, string(req.Args))), t.Kind()

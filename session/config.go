@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/coding-agent/coding-agent/session/mcp"
 )
 
 // configFile is the optional configuration file in the data directory
@@ -26,7 +28,12 @@ const configFile = "config.json"
 //	  "models": {
 //	    "openai/qwen3-coder": {"contextWindow": 65536, "maxOutputTokens": 8192}
 //	  },
-//	  "compaction": {"reserveTokens": 20000, "keepRecentTokens": 20000}
+//	  "compaction": {"reserveTokens": 20000, "keepRecentTokens": 20000},
+//	  "mcpServers": {
+//	    "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {"GITHUB_TOKEN": "…"}},
+//	    "docs": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer …"}}
+//	  },
+//	  "mcpStartTimeoutSeconds": 10
 //	}
 type Config struct {
 	// Model is the default model as provider/model.
@@ -38,6 +45,15 @@ type Config struct {
 	Models map[string]ModelConfig `json:"models"`
 	// Compaction tunes when and how a long conversation is summarized.
 	Compaction CompactionConfig `json:"compaction"`
+	// MCPServers are MCP servers for every session, in the .mcp.json
+	// shape (see mcp.ParseConfig): a session's own servers win on a name
+	// clash.
+	MCPServers json.RawMessage `json:"mcpServers"`
+	// MCPStartTimeoutSeconds bounds each MCP server's start (initialize
+	// and the tool list); 0 means 10 s.
+	MCPStartTimeoutSeconds float64 `json:"mcpStartTimeoutSeconds"`
+
+	mcpServers []mcp.ServerConfig // MCPServers parsed
 }
 
 // ModelConfig describes one model's limits.
@@ -107,6 +123,12 @@ func loadConfig(dir string) (Config, error) {
 		if m.ContextWindow > 0 && m.MaxOutputTokens >= m.ContextWindow {
 			return Config{}, fmt.Errorf("%s: models: %q: maxOutputTokens (%d) must be smaller than contextWindow (%d)", path, name, m.MaxOutputTokens, m.ContextWindow)
 		}
+	}
+	if c.mcpServers, err = mcp.ParseConfig(c.MCPServers); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if c.MCPStartTimeoutSeconds < 0 {
+		return Config{}, fmt.Errorf("%s: mcpStartTimeoutSeconds: must not be negative", path)
 	}
 	if c.Compaction.ReserveTokens < 0 || c.Compaction.KeepRecentTokens < 0 {
 		return Config{}, fmt.Errorf("%s: compaction: token counts must not be negative", path)

@@ -59,3 +59,23 @@ func TestConfigModelIsTheLastResort(t *testing.T) {
 		t.Errorf("Start with a bad config: %v", err)
 	}
 }
+
+func TestConfigMCPServers(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"mcpServers":{"gh":{"command":"npx","args":["-y","x"]}},"mcpStartTimeoutSeconds":3}`: "",
+		`{"mcpServers":{"gh":{"args":["x"]}}}`:                                                 "mcpServers.gh.command: required",
+		`{"mcpServers":{"web":{"type":"http","url":"ftp://x"}}}`:                               "mcpServers.web.url",
+		`{"mcpServers":{"gh":{"command":"x","startTimeoutSeconds":-1}}}`:                       "startTimeoutSeconds: must not be negative",
+		`{"mcpStartTimeoutSeconds":-2}`:                                                        "mcpStartTimeoutSeconds: must not be negative",
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "config.json"), []byte(in), 0o600)
+		c, err := loadConfig(dir)
+		switch {
+		case want == "" && (err != nil || len(c.mcpServers) != 1 || c.mcpServers[0].Name != "gh" || c.MCPStartTimeoutSeconds != 3):
+			t.Errorf("%s: %+v, %v", in, c.mcpServers, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: err %v, want %q", in, err, want)
+		}
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/coding-agent/coding-agent/sandbox"
+	"github.com/coding-agent/coding-agent/sandbox/fspath"
 	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
 )
@@ -46,6 +47,10 @@ type Env struct {
 	Model string
 	// ModelOptions tune the model clients (retries, timeouts).
 	ModelOptions models.Options
+	// MCPExecutable is the binary re-executed as the supervisor of stdio
+	// MCP servers (it must call mcp.MaybeRunSupervisor first); empty means
+	// this process's executable.
+	MCPExecutable string
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
 	// MaxCommands caps the bash commands running at once across every
@@ -62,9 +67,12 @@ type Env struct {
 	outputs *tools.OutputStore
 	cmds    *tools.CommandLimit
 
-	modelOnce sync.Once
-	model     models.Model
-	modelErr  error
+	// modelMu guards the default model, chosen on first use and again
+	// after the stored credentials change.
+	modelMu     sync.Mutex
+	modelChosen bool
+	model       models.Model
+	modelErr    error
 
 	probeStart sync.Once
 	sbOnce     sync.Once
@@ -79,8 +87,20 @@ type Env struct {
 	cached    sandbox.Status
 	cachedOK  bool
 
+	// life ends with Shutdown; goroutines counts the goroutines the
+	// environment started (the sandbox probe and its delayed start), which
+	// Shutdown joins.
+	life       context.Context
+	stopLife   context.CancelFunc
+	goroutines sync.WaitGroup
+
+	// openMu serializes creating, opening and attaching sessions, so that
+	// an id is open once.
+	openMu sync.Mutex
+
 	// mu guards the fields below.
 	mu       sync.Mutex
+	open     map[string]*state // the open sessions, by id
 	shutdown bool
 	cancels  map[*context.CancelFunc]struct{}
 }
@@ -93,6 +113,7 @@ func (e *Env) init() {
 		e.queue = tools.NewMutationQueue()
 		e.cmds = tools.NewCommandLimit(e.MaxCommands)
 		e.probed = make(chan struct{})
+		e.life, e.stopLife = context.WithCancel(context.Background())
 		if e.DataDir != "" {
 			e.outputs = tools.NewOutputStore(tools.OutputDir(e.DataDir))
 		}
@@ -112,7 +133,15 @@ func (e *Env) Start(ctx context.Context) error {
 	}
 	e.defaultModel()
 	if _, ok := e.cachedProbe(); ok {
-		time.AfterFunc(200*time.Millisecond, e.startProbe)
+		e.goroutines.Go(func() {
+			t := time.NewTimer(200 * time.Millisecond)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				e.startProbe()
+			case <-e.life.Done():
+			}
+		})
 	} else {
 		e.startProbe()
 	}
@@ -121,33 +150,56 @@ func (e *Env) Start(ctx context.Context) error {
 
 // startProbe runs the sandbox probe in the background, once.
 func (e *Env) startProbe() {
+	e.init()
 	e.probeStart.Do(func() {
-		go func() {
-			st := e.sandboxStatus(context.Background())
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.shutdown {
+			return
+		}
+		e.goroutines.Go(func() {
+			st := e.sandboxStatus(e.life)
 			if !st.Available {
 				e.Logger.Warn("OS sandbox unavailable: bash will refuse to run under read-only and workspace-write", "reason", st.Reason)
 				return
 			}
 			// A server runs many commands: have the sandbox's helpers
 			// started before the first one.
-			if err := e.sb.Prewarm(context.Background()); err != nil {
+			if err := e.sb.Prewarm(e.life); err != nil {
 				e.Logger.Debug("sandbox: no helper started ahead", "err", err)
 			}
-		}()
+		})
 	})
 }
 
-// Shutdown cancels the work of every session of this environment.
+// Shutdown cancels the work of every session of this environment, closes
+// the open sessions and waits for them, stops the sandbox probe and waits
+// for it: when it returns, no goroutine of the environment or of its
+// sessions runs.
 func (e *Env) Shutdown() {
+	e.init()
 	e.mu.Lock()
 	e.shutdown = true
 	cs := e.cancels
 	e.cancels = nil
-	sb := e.sb
+	open := make([]*state, 0, len(e.open))
+	for _, st := range e.open {
+		open = append(open, st)
+	}
 	e.mu.Unlock()
 	for c := range cs {
 		(*c)()
 	}
+	e.stopLife()
+	var wg sync.WaitGroup
+	for _, st := range open {
+		wg.Go(st.finish)
+	}
+	wg.Wait()
+	e.goroutines.Wait()
+	e.mu.Lock()
+	sb := e.sb
+	e.mu.Unlock()
 	if sb != nil {
 		sb.Close() // the helper kept ready for the next command
 	}
@@ -280,6 +332,23 @@ func (e *Env) track(ctx context.Context) (context.Context, func()) {
 		e.mu.Unlock()
 		cancel()
 	}
+}
+
+// checkRoot is checkDir for a session root (cwd, an additional
+// directory): it may not be in git's storage as the sandbox and the file
+// tools define it (sandbox.GitStorage: a .git directory or what is below
+// it, a bare repository, a gitdir), or the session's writes and commands
+// would reach git's config and hooks.
+func checkRoot(field, path string) (string, error) {
+	d, err := checkDir(field, path)
+	if err != nil {
+		return "", err
+	}
+	if g, ok := sandbox.GitStorage(fspath.CanonicalOr(d)); ok {
+		return "", &ParamError{Field: field, Msg: fmt.Sprintf(
+			"%s is inside git's storage %s; a session cannot work there (use the repository's work tree instead)", path, g)}
+	}
+	return d, nil
 }
 
 // checkDir checks that path is an absolute, existing directory.

@@ -127,6 +127,9 @@ type ToolCallFinished struct {
 	// Text is the result's text for the model (or why the call ended
 	// without running).
 	Text []string
+	// Media are the result's blocks besides its text, for the host to
+	// show: an MCP tool's images, audio, resource links and resources.
+	Media []Content
 	// Diffs are the file changes the call made: the tool's own, and for a
 	// command the files it changed on disk.
 	Diffs []Diff
@@ -221,7 +224,8 @@ type ApprovalRequest struct {
 	Tool  string
 	Title string
 	Kind  tools.Kind
-	// Request is tools.RequestFileChange or tools.RequestEscalation.
+	// Request is tools.RequestFileChange, tools.RequestEscalation or
+	// tools.RequestMCPTool.
 	Request string
 	// Path is the file that would change, after resolving the path the
 	// model gave (file changes).
@@ -240,6 +244,11 @@ type ApprovalRequest struct {
 	Reason string
 	// Input is the call's arguments.
 	Input json.RawMessage
+	// Server and MCPTool name the MCP server and its tool
+	// (tools.RequestMCPTool). AllowAlways then allows that tool for the
+	// rest of the session.
+	Server  string
+	MCPTool string
 }
 
 // Decision is a host's answer to an ApprovalRequest.

@@ -59,24 +59,57 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content) (StopReason, err
 	}
 	defer done()
 
+	s.warnUnsaved()
+	set := s.toolSet()
+	specs := toolSpecs(set)
+	system := s.systemPrompt(specs)
+	if focus, ok := compactCommand(prompt); ok {
+		return s.compactNow(ctx, model, system, specs, focus)
+	}
 	msgID := newID("msg")
 	for _, b := range prompt {
 		s.emit(&UserMessage{Content: b, MessageID: msgID})
 	}
 	s.appendHistory(user)
-	set := s.toolSet()
-	specs := toolSpecs(set)
-	system := s.systemPrompt(specs)
+	retried, noAuto := false, false
 	for range s.maxTurnRequests() {
 		if ctx.Err() != nil {
 			return StopCancelled, nil
 		}
+		// The tool set of each model request: an MCP server may have
+		// changed its tools (notifications/tools/list_changed) since the
+		// last one.
+		set := s.toolSet()
+		specs := toolSpecs(set)
+		system := s.systemPrompt(specs)
 		t := &turn{s: s, ctx: ctx, tools: set, msgID: newID("msg")}
 		info := s.modelInfo(ctx, model)
-		req := models.Request{System: system, Messages: s.History(), Tools: specs}
+		req := models.Request{System: system, Messages: s.History(), Tools: specs, Thinking: s.Thinking()}
+		if !noAuto && s.needsCompaction(info, req) {
+			if err := s.compact(ctx, model, info, system, specs, compactAuto, ""); err != nil {
+				s.env.Logger.Warn("compaction failed; sending the whole conversation", "session", s.id, "err", err)
+				noAuto = true
+			}
+			req.Messages = s.History()
+			if s.needsCompaction(info, req) {
+				// What is kept verbatim is too large by itself: do
+				// not summarize again before every request of the turn.
+				noAuto = true
+			}
+		}
 		stop, err := t.stream(model, req)
 		if err == nil {
 			s.accountRequest(info, t, req)
+		}
+		if err != nil && !retried && ctx.Err() == nil && t.empty() && models.IsContextOverflow(err) {
+			// The provider says the conversation does not fit: compact
+			// and try once more.
+			retried = true
+			if cerr := s.compact(ctx, model, info, system, specs, compactOverflow, ""); cerr == nil {
+				continue
+			} else {
+				s.env.Logger.Warn("compaction after a context overflow failed", "session", s.id, "err", cerr)
+			}
 		}
 		if ctx.Err() != nil {
 			t.failPending("cancelled")
@@ -135,6 +168,7 @@ type turn struct {
 	byIndex  map[int]*pendingCall
 	usage    models.Usage
 	gotUsage bool
+	redacted []string // redacted thinking blocks, replayed verbatim
 }
 
 // pendingCall is a tool call the model is emitting.
@@ -163,6 +197,9 @@ func (t *turn) stream(model models.Model, req models.Request) (string, error) {
 			t.thinking.WriteString(ev.Text)
 			if ev.Signature != "" {
 				t.sig = ev.Signature
+			}
+			if ev.Redacted != "" {
+				t.redacted = append(t.redacted, ev.Redacted)
 			}
 			if ev.Text != "" {
 				t.s.emit(&ThoughtChunk{Text: ev.Text, MessageID: t.thinkID})
@@ -204,11 +241,19 @@ func (t *turn) stream(model models.Model, req models.Request) (string, error) {
 	return stop, err
 }
 
+// empty says whether the request streamed nothing the user saw.
+func (t *turn) empty() bool {
+	return t.text.Len() == 0 && t.thinking.Len() == 0 && len(t.calls) == 0
+}
+
 // assistant is the assistant message the model sent in this request.
 func (t *turn) assistant() models.Message {
 	m := models.Message{Role: models.RoleAssistant}
 	if t.thinking.Len() > 0 || t.sig != "" {
 		m.Parts = append(m.Parts, models.Part{Kind: models.PartThinking, Text: t.thinking.String(), Signature: t.sig})
+	}
+	for _, d := range t.redacted {
+		m.Parts = append(m.Parts, models.Part{Kind: models.PartThinking, Data: d})
 	}
 	if t.text.Len() > 0 {
 		m.Parts = append(m.Parts, models.Part{Kind: models.PartText, Text: t.text.String()})
@@ -275,8 +320,11 @@ func toolResult(id, text string, isError bool) models.Part {
 // resultText is what the model is told of a tool result.
 func resultText(res tools.Result) string {
 	var b strings.Builder
-	for i, c := range res.Content {
-		if i > 0 {
+	for _, c := range res.Content {
+		if c.Type != "" && c.Type != ContentText {
+			continue // an MCP tool's image or resource: described in its text
+		}
+		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
 		b.WriteString(c.Text)

@@ -8,20 +8,42 @@ import (
 	"github.com/coding-agent/coding-agent/session/models"
 )
 
-// getenv reads the environment through Env.Getenv, if set.
+// getenv reads the environment through Env.Getenv, if set, and falls back
+// to the stored credentials (`coding-agent login`, ACP authenticate) for
+// the model variables the environment does not set.
 func (e *Env) getenv(k string) string {
+	var v string
 	if e.Getenv != nil {
-		return e.Getenv(k)
+		v = e.Getenv(k)
+	} else {
+		v = os.Getenv(k)
 	}
-	return os.Getenv(k)
+	if v != "" {
+		return v
+	}
+	return e.storedCredentials().lookup(k)
+}
+
+// storedCredentials returns the stored credentials; an unreadable file is
+// logged (never its content) and counts as none.
+func (e *Env) storedCredentials() Credentials {
+	c, err := e.LoadCredentials()
+	if err != nil {
+		e.init()
+		e.Logger.Warn("stored credentials ignored", "err", err)
+	}
+	return c
 }
 
 // defaultModel is the model new sessions start with: Env.Model (from
 // --model), else $CODING_AGENT_MODEL, else config.json's model, else the
 // default model of the one provider that has credentials. It is chosen once; nil when none is
-// configured (prompts then fail with -32010).
+// configured (prompts then fail with auth_required, -32000).
 func (e *Env) defaultModel() models.Model {
-	e.modelOnce.Do(func() {
+	e.modelMu.Lock()
+	defer e.modelMu.Unlock()
+	if !e.modelChosen {
+		e.modelChosen = true
 		e.init()
 		spec := e.Model
 		if spec == "" {
@@ -40,8 +62,16 @@ func (e *Env) defaultModel() models.Model {
 		default:
 			e.Logger.Warn("model not usable", "err", e.modelErr)
 		}
-	})
+	}
 	return e.model
+}
+
+// resetModel makes the next defaultModel choose again: the stored
+// credentials changed.
+func (e *Env) resetModel() {
+	e.modelMu.Lock()
+	e.modelChosen, e.model, e.modelErr = false, nil, nil
+	e.modelMu.Unlock()
 }
 
 // ModelError returns why no default model is configured, nil if one is.
@@ -49,7 +79,22 @@ func (e *Env) ModelError() error {
 	if e.defaultModel() != nil {
 		return nil
 	}
+	e.modelMu.Lock()
+	defer e.modelMu.Unlock()
 	return e.modelErr
+}
+
+// NoModel returns why there is no model to prompt: the configuration's own
+// error (a key missing for the model named, say) or, when none, the one
+// "no model configured" error with the variables to set.
+func (e *Env) NoModel() *models.NoModelError {
+	var nm *models.NoModelError
+	if err := e.ModelError(); errors.As(err, &nm) {
+		return nm
+	} else if err != nil {
+		return &models.NoModelError{Msg: err.Error(), Variables: models.NoModel().Variables}
+	}
+	return models.NoModel()
 }
 
 // selectModel returns the model named by spec ("provider/model").

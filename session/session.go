@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coding-agent/coding-agent/editorsync"
+	"github.com/coding-agent/coding-agent/session/mcp"
 	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
 )
@@ -59,6 +61,13 @@ type Options struct {
 	// MaxTurnRequests bounds the model requests of one prompt; 0 means
 	// DefaultMaxTurnRequests.
 	MaxTurnRequests int
+	// MCPServers are the session's MCP servers (ACP mcpServers), started
+	// with those of config.json whose names they do not use. Their tools
+	// join the built-in ones (see package mcp).
+	MCPServers []mcp.ServerConfig
+	// MCPStartTimeout bounds each MCP server's start; 0 means
+	// config.json's mcpStartTimeoutSeconds, else mcp.DefaultStartTimeout.
+	MCPStartTimeout time.Duration
 	// id, when set, is the session's id (chosen by a host that must know
 	// it before the first callback); reopen says the session is stored
 	// already (see Env.OpenSession).
@@ -66,9 +75,40 @@ type Options struct {
 	reopen bool
 }
 
-// Session is one coding-agent session. Its methods are safe for concurrent
-// use.
+// Session is one coding-agent session, as one host opened it. Its methods
+// are safe for concurrent use.
+//
+// A session is open once in an [Env]: a second [Env.OpenSession] of an
+// open session attaches to it, and returns a Session of its own that
+// shares everything with the first (history, tools, journal, the turn in
+// flight) but its event and approval handlers and its Close.
 type Session struct {
+	*state
+	h *handle
+}
+
+// handle is what belongs to one opener of a session.
+type handle struct {
+	sink    *sink // its event handler; nil if it has none
+	approve func(context.Context, *ApprovalRequest) (Decision, error)
+	// life ends with the opener's Close: it ends the operations the
+	// opener started; ops counts them.
+	life      context.Context
+	closeLife context.CancelFunc
+	ops       sync.WaitGroup
+	closed    bool // guarded by state.mu
+}
+
+type handleKey struct{}
+
+func newHandle(k *sink, approve func(context.Context, *ApprovalRequest) (Decision, error)) *handle {
+	h := &handle{sink: k, approve: approve}
+	h.life, h.closeLife = context.WithCancel(context.Background())
+	return h
+}
+
+// state is a session's shared state.
+type state struct {
 	env   *Env
 	id    string
 	cwd   string
@@ -76,9 +116,13 @@ type Session struct {
 	tools []string // the names of the built-in tools
 	opts  Options
 
-	created time.Time        // the date in the system prompt, stable for the session
-	journal *journal         // nil when sessions are not persisted
-	sync    *editorsync.Sync // nil without editor sync
+	created time.Time // the date in the system prompt, stable for the session
+	journal *journal  // nil when sessions are not persisted
+	// persistErr says why a session meant to be saved is not (a data
+	// directory that cannot be written); nil otherwise.
+	persistErr error
+	mcp        *mcp.Set         // nil without MCP servers
+	sync       *editorsync.Sync // nil without editor sync
 
 	// mu guards the fields below.
 	mu        sync.Mutex
@@ -88,8 +132,11 @@ type Session struct {
 	model     models.Model
 	history   []models.Message
 	usage     usageState
+	thought   string // the reasoning effort: "" (the model's default), low, medium or high
 	prompting bool
 	closed    bool
+	// warnedUnsaved says the client was told the session is not saved.
+	warnedUnsaved bool
 	// turn is cancelled by Cancel: it ends every operation in flight, and
 	// a new one replaces it.
 	turn       context.Context
@@ -98,18 +145,43 @@ type Session struct {
 	life      context.Context
 	closeLife context.CancelFunc
 	ops       sync.WaitGroup
+	refs      int // open handles
+	// finishOnce runs finish.
+	finishOnce sync.Once
+
+	// pubMu orders publishing with attaching (see publish); it guards
+	// sinks.
+	pubMu sync.Mutex
+	sinks []*sink
 }
 
 // NewSession creates a session. A bad option is a *ParamError naming it.
 func (e *Env) NewSession(opts Options) (*Session, error) {
 	e.init()
-	cwd, err := checkDir("cwd", opts.Cwd)
+	e.openMu.Lock()
+	defer e.openMu.Unlock()
+	return e.newSession(opts)
+}
+
+// newSession creates a session and registers it as open; e.openMu is
+// held.
+func (e *Env) newSession(opts Options) (*Session, error) {
+	e.mu.Lock()
+	down := e.shutdown
+	e.mu.Unlock()
+	if down {
+		return nil, errors.New("the environment is shut down")
+	}
+	if opts.id != "" && e.lookupOpen(opts.id) != nil {
+		return nil, fmt.Errorf("session %s is open already", opts.id)
+	}
+	cwd, err := checkRoot("cwd", opts.Cwd)
 	if err != nil {
 		return nil, err
 	}
 	roots := []string{cwd}
 	for i, d := range opts.AdditionalDirectories {
-		d, err := checkDir(fmt.Sprintf("additionalDirectories[%d]", i), d)
+		d, err := checkRoot(fmt.Sprintf("additionalDirectories[%d]", i), d)
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +214,13 @@ func (e *Env) NewSession(opts Options) (*Session, error) {
 	if opts.Model == nil {
 		opts.Model = e.defaultModel()
 	}
-	s := &Session{env: e, id: opts.id, cwd: cwd, roots: roots, tools: names, opts: opts, preset: preset, model: opts.Model, created: time.Now()}
+	s := &Session{state: &state{env: e, id: opts.id, cwd: cwd, roots: roots, tools: names, opts: opts, preset: preset, model: opts.Model, created: time.Now(), refs: 1}}
+	var k *sink
+	if opts.OnEvent != nil {
+		k = directSink(opts.OnEvent)
+		s.sinks = []*sink{k}
+	}
+	s.h = newHandle(k, opts.Approve)
 	if err := s.startSync(); err != nil {
 		return nil, err
 	}
@@ -154,19 +232,30 @@ func (e *Env) NewSession(opts Options) (*Session, error) {
 		s.id = newID("sess")
 	}
 	if !opts.reopen {
-		if e.store() != nil {
-			j, err := e.store().create(s.meta())
+		if st := e.store(); st != nil {
+			j, err := st.create(s.meta())
 			if err != nil {
-				s.closeSync()
-				return nil, err
+				// The work matters more than its record: the session
+				// runs unsaved, and says so (see PersistError).
+				e.Logger.Warn("this session will not be saved", "session", s.id, "err", err)
+				s.persistErr = err
+			} else {
+				j.history = s.History
+				s.journal = j
 			}
-			s.journal = j
 		}
 	}
 	s.life, s.closeLife = context.WithCancel(context.Background())
 	s.turn, s.cancelTurn = context.WithCancel(s.life)
+	s.startMCP()
+	e.register(s.state)
 	return s, nil
 }
+
+// PersistError says why the session is not being saved although the
+// environment has a data directory (it could not be written); nil when it
+// is saved, or when there is no data directory at all.
+func (s *Session) PersistError() error { return s.persistErr }
 
 // ID returns the session id.
 func (s *Session) ID() string { return s.id }
@@ -195,14 +284,19 @@ func (s *Session) SetPreset(p tools.Preset) (bool, error) {
 		return false, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	changed := s.preset != p
 	if changed {
 		set, err := s.buildTools(p)
 		if err != nil {
+			s.mu.Unlock()
 			return false, err
 		}
 		s.preset, s.toolset = p, set
+	}
+	s.mu.Unlock()
+	if changed {
+		// Outside s.mu: the journal may read the history (see
+		// journal.ensureFileLocked).
 		s.journal.append(record{Type: recPreset, Preset: string(p)})
 	}
 	return changed, nil
@@ -223,11 +317,17 @@ func (s *Session) buildTools(preset tools.Preset) (*tools.Set, error) {
 	return tools.NewSet(ts...)
 }
 
-// toolSet returns the current tool set.
+// approverOf returns the session's approver: it asks the host
+// (Options.Approve), remembering "allow always" answers.
+func (s *Session) approverOf() tools.Approver { return &approver{s: s} }
+
+// toolSet returns the current tool set: the built-in tools and the
+// current tools of the MCP servers.
 func (s *Session) toolSet() *tools.Set {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.toolset
+	base, preset := s.toolset, s.preset
+	s.mu.Unlock()
+	return s.withMCP(base, preset)
 }
 
 // lookupTool returns the session's tool called name.
@@ -277,16 +377,50 @@ func (s *Session) Cancel() {
 	}
 }
 
-// Close cancels the session's work, waits for it to end and frees the
-// session. Later calls fail.
+// Close ends this opener's use of the session: it cancels the operations
+// it started and waits for them to end, and its handlers get no more
+// events. When no other opener has the session attached, Close also
+// cancels all its work, waits for it and frees the session. Later calls
+// of this Session's methods fail.
 func (s *Session) Close() {
 	s.mu.Lock()
-	s.closed = true
+	if s.h.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.h.closed = true
+	s.refs--
+	last := s.refs == 0
+	if last {
+		s.closed = true
+	}
 	s.mu.Unlock()
-	s.closeLife()
-	s.ops.Wait()
-	s.journal.close()
-	s.closeSync()
+	s.h.closeLife()
+	s.h.ops.Wait()
+	s.removeSink(s.h.sink)
+	if !last {
+		return
+	}
+	s.finish()
+}
+
+// finish ends the session for every opener: it cancels all its work,
+// waits for it, stops its subscribers' goroutines and its MCP servers, and
+// frees it. It runs once, at the last Close or at Env.Shutdown.
+func (st *state) finish() {
+	st.finishOnce.Do(func() {
+		st.mu.Lock()
+		st.closed = true
+		st.mu.Unlock()
+		st.env.unregister(st)
+		st.closeLife()
+		st.ops.Wait()
+		s := &Session{state: st}
+		st.mcp.Close()
+		s.closeSinks()
+		st.journal.close()
+		s.closeSync()
+	})
 }
 
 func (s *Session) closeSync() {
@@ -301,39 +435,38 @@ func (s *Session) closeSync() {
 // with Close. done must be called when the operation ends.
 func (s *Session) begin(ctx context.Context) (context.Context, func(), error) {
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || s.h.closed {
 		s.mu.Unlock()
 		return nil, nil, fmt.Errorf("session %s is closed", s.id)
 	}
 	turn := s.turn
 	s.ops.Add(1)
+	s.h.ops.Add(1)
 	s.mu.Unlock()
-	ctx, cancel := context.WithCancel(ctx)
+	caller := ctx
+	ctx, cancel := context.WithCancel(context.WithValue(ctx, handleKey{}, s.h))
 	stop := context.AfterFunc(turn, cancel)
+	stopHandle := context.AfterFunc(s.h.life, cancel)
 	ctx, untrack := s.env.track(ctx)
 	return ctx, func() {
+		// The opener's own handler has every event of the operation
+		// before the operation returns.
+		s.h.sink.flush(caller)
 		untrack()
 		stop()
+		stopHandle()
 		cancel()
+		s.h.ops.Done()
 		s.ops.Done()
 	}, nil
 }
 
 // emit records an event for replay and publishes it.
-func (s *Session) emit(ev Event) {
-	cleanTitles(ev)
-	s.journal.appendUpdate(s.id, wireUpdate(ev))
-	s.send(ev)
-}
+func (s *Session) emit(ev Event) { s.publish(ev, true) }
 
 // send publishes an event without recording it: live progress that a
 // replay does not need.
-func (s *Session) send(ev Event) {
-	cleanTitles(ev)
-	if s.opts.OnEvent != nil {
-		s.opts.OnEvent(ev)
-	}
-}
+func (s *Session) send(ev Event) { s.publish(ev, false) }
 
 // CallTool runs one of the session's tools directly, as the model would:
 // under the session's preset, approvals, serialization and buffers, with
@@ -409,14 +542,23 @@ func finalUpdate(id string, args json.RawMessage, res tools.Result, diffs []edit
 		u.Status = StatusFailed
 	}
 	for _, c := range res.Content {
-		u.Text = append(u.Text, c.Text)
+		if c.Type == "" || c.Type == ContentText {
+			u.Text = append(u.Text, c.Text)
+			continue
+		}
+		// An MCP tool's image, audio, resource link or resource.
+		m := Content{Type: c.Type, Data: c.Data, MimeType: c.MimeType, URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, Size: c.Size}
+		if r := c.Resource; r != nil {
+			m.Resource = &Resource{URI: r.URI, MimeType: r.MimeType, Text: r.Text, Blob: r.Blob}
+		}
+		u.Media = append(u.Media, m)
 	}
 	for _, ch := range res.Changes {
 		u.Diffs = append(u.Diffs, Diff{Path: ch.Path, OldText: ch.OldText, NewText: ch.NewText})
 		u.Locations = append(u.Locations, Location{Path: ch.Path, Line: max(ch.Line, 1)})
 	}
 	addDiffs(u, &res, diffs)
-	if raw, err := json.Marshal(res.Details); err == nil {
+	if raw, err := marshalNoEscape(res.Details); err == nil {
 		u.Details = raw
 	}
 	return u

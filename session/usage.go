@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/coding-agent/coding-agent/session/models"
 )
@@ -137,4 +138,23 @@ func estimateMessage(m models.Message) int64 {
 		}
 	}
 	return n
+}
+
+// warnUnsaved tells the client, once, at its first prompt, that the
+// session is not being saved (see PersistError).
+func (s *Session) warnUnsaved() {
+	if s.persistErr == nil {
+		return
+	}
+	s.mu.Lock()
+	warned := s.warnedUnsaved
+	s.warnedUnsaved = true
+	s.mu.Unlock()
+	if warned {
+		return
+	}
+	s.send(&MessageChunk{
+		MessageID: newID("msg"),
+		Text:      fmt.Sprintf("Warning: this session is not being saved (%v); it cannot be loaded or resumed later.\n\n", s.persistErr),
+	})
 }

@@ -5,23 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 
+	"github.com/coding-agent/coding-agent/sandbox"
 	"github.com/coding-agent/coding-agent/sandbox/fspath"
 )
 
 // protectedReason returns why a mutation of the file at abs (as named) and
 // canon (its canonical path) touches protected storage, or "" if it does
 // not. Protected storage is denied under every preset, approval or not:
-// anything with a path component named .git (a repository's directory or a
-// worktree's .git file, at any depth), and the agent's data directory.
+// git's storage as the sandbox defines it ([sandbox.GitStorage]: anything
+// named .git at any depth, a bare repository, the gitdir a .git file
+// points to, .git/modules), and the agent's data directory.
 func protectedReason(abs, canon, dataDir string) string {
 	for _, p := range []string{abs, canon} {
-		for _, c := range splitPath(p) {
-			// EqualFold: on case-insensitive file systems .GIT is .git.
-			if strings.EqualFold(c, ".git") {
-				return fmt.Sprintf("%s is inside git's storage (.git), which tools never modify under any preset", abs)
-			}
+		if g, ok := sandbox.GitStorage(p); ok {
+			return fmt.Sprintf("%s is inside git's storage %s, which tools never modify under any preset (.git, repositories and the gitdirs that .git files name are git's alone)", abs, g)
 		}
 	}
 	if dataDir != "" {

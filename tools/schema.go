@@ -294,12 +294,19 @@ func check(n *schemaNode, val any, path string) (field, rule string) {
 			}
 		}
 	case string:
-		l := utf8.RuneCountInString(x)
-		if n.MinLength != nil && l < *n.MinLength {
-			return path, fmt.Sprintf("minLength: got %d characters, want at least %d", l, *n.MinLength)
+		// Characters are counted only when the byte length cannot decide:
+		// a string has at most as many characters as bytes, and at least
+		// a quarter as many (UTF-8). A 50 MiB content with no length rule
+		// is not scanned at all.
+		if n.MinLength != nil && len(x) < 4**n.MinLength {
+			if l := utf8.RuneCountInString(x); l < *n.MinLength {
+				return path, fmt.Sprintf("minLength: got %d characters, want at least %d", l, *n.MinLength)
+			}
 		}
-		if n.MaxLength != nil && l > *n.MaxLength {
-			return path, fmt.Sprintf("maxLength: got %d characters, want at most %d", l, *n.MaxLength)
+		if n.MaxLength != nil && len(x) > *n.MaxLength {
+			if l := utf8.RuneCountInString(x); l > *n.MaxLength {
+				return path, fmt.Sprintf("maxLength: got %d characters, want at most %d", l, *n.MaxLength)
+			}
 		}
 		if len(n.Enum) > 0 && !slices.Contains(n.Enum, x) {
 			return path, fmt.Sprintf("got %q, want one of %q", x, n.Enum)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestValidator(t *testing.T) {
@@ -115,5 +116,32 @@ func TestValidatorFillsTheArguments(t *testing.T) {
 	err = v.decode(json.RawMessage(`{"offset":1e300}`), &dst)
 	if ve, ok := err.(*ValidationError); !ok || ve.Field != "/offset" {
 		t.Errorf("an out-of-range integer: %v", err)
+	}
+}
+
+// TestLengthRulesCountCharacters checks minLength and maxLength at their
+// limits with one- to four-byte characters, where the byte length alone
+// cannot decide.
+func TestLengthRulesCountCharacters(t *testing.T) {
+	v := newValidator("write", writeSchema) // justification: 1..240 characters
+	for _, tt := range []struct {
+		just string
+		ok   bool
+	}{
+		{strings.Repeat("a", 240), true},
+		{strings.Repeat("a", 241), false},
+		{strings.Repeat("é", 240), true},  // 480 bytes
+		{strings.Repeat("é", 241), false}, // 482 bytes
+		{strings.Repeat("😀", 240), true},  // 960 bytes
+		{strings.Repeat("😀", 241), false}, // 964 bytes
+		{"😀", true},                       // 4 bytes, 1 character
+		{"", false},
+	} {
+		b, _ := json.Marshal(map[string]any{"path": "p", "content": "", "justification": tt.just})
+		var a writeArgs
+		err := v.decode(b, &a)
+		if (err == nil) != tt.ok {
+			t.Errorf("%d characters (%d bytes): err = %v, want ok %v", utf8.RuneCountInString(tt.just), len(tt.just), err, tt.ok)
+		}
 	}
 }

@@ -25,6 +25,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/coding-agent/coding-agent/sandbox"
 )
 
 // Tool is one tool a session offers to a model: one of the built-in tools
@@ -132,10 +134,31 @@ type Result struct {
 	Changes []FileChange `json:"-"`
 }
 
-// Content is one content block of a result. Only text blocks are produced.
+// Content is one content block of a result. The built-in tools produce
+// text blocks only; a tool from elsewhere (an MCP server's) may add blocks
+// of the other ACP ContentBlock types: "image" and "audio" (Data in
+// base64, MimeType), "resource_link" (URI, Name, …) and "resource"
+// (Resource). Hosts give the model the text blocks.
 type Content struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type        string    `json:"type"`
+	Text        string    `json:"text"`
+	Data        string    `json:"data,omitempty"`
+	MimeType    string    `json:"mimeType,omitempty"`
+	URI         string    `json:"uri,omitempty"`
+	Name        string    `json:"name,omitempty"`
+	Title       string    `json:"title,omitempty"`
+	Description string    `json:"description,omitempty"`
+	Size        *int64    `json:"size,omitempty"`
+	Resource    *Resource `json:"resource,omitempty"`
+}
+
+// Resource is an embedded resource of a "resource" content block: its
+// text, or a binary blob in base64.
+type Resource struct {
+	URI      string  `json:"uri"`
+	MimeType string  `json:"mimeType,omitempty"`
+	Text     *string `json:"text,omitempty"`
+	Blob     *string `json:"blob,omitempty"`
 }
 
 // FileChange describes a change a tool made to one file.
@@ -191,30 +214,22 @@ const (
 	MaxBytes = 50 * 1024
 )
 
-// Preset is a permission preset.
-type Preset string
+// Preset is a permission preset. It is [sandbox.Preset], the one preset
+// type of coding-agent, under the name its users look for here.
+type Preset = sandbox.Preset
 
 // The presets, from the most to the least restrictive.
 const (
-	ReadOnly       Preset = "read-only"
-	WorkspaceWrite Preset = "workspace-write"
-	FullAccess     Preset = "full-access"
+	ReadOnly       = sandbox.ReadOnly
+	WorkspaceWrite = sandbox.WorkspaceWrite
+	FullAccess     = sandbox.FullAccess
 )
 
 // Presets lists the valid presets in order.
-func Presets() []Preset { return []Preset{ReadOnly, WorkspaceWrite, FullAccess} }
+func Presets() []Preset { return sandbox.Presets() }
 
 // ParsePreset checks a preset name. The empty string means [ReadOnly].
-func ParsePreset(s string) (Preset, error) {
-	if s == "" {
-		return ReadOnly, nil
-	}
-	p := Preset(s)
-	if slices.Contains(Presets(), p) {
-		return p, nil
-	}
-	return "", fmt.Errorf("unknown preset %q (valid: read-only, workspace-write, full-access)", s)
-}
+func ParsePreset(s string) (Preset, error) { return sandbox.ParsePreset(s) }
 
 // Options configure the tools of one session or one standalone call. The
 // zero value gives read-only tools with no approval context.
@@ -275,11 +290,14 @@ func (f ApprovalFunc) Approve(ctx context.Context, req ApprovalRequest) error { 
 const (
 	RequestFileChange = "file-change"
 	RequestEscalation = "escalation"
+	// RequestMCPTool asks to call a tool of an MCP server (Server,
+	// MCPTool, Args).
+	RequestMCPTool = "mcp-tool"
 )
 
 // ApprovalRequest is the exact change or command to approve.
 type ApprovalRequest struct {
-	// Kind is RequestFileChange or RequestEscalation.
+	// Kind is RequestFileChange, RequestEscalation or RequestMCPTool.
 	Kind string
 	// Tool is the tool's name; CallID the call's ID.
 	Tool   string
@@ -292,6 +310,9 @@ type ApprovalRequest struct {
 	Diff string
 	// Command is the bash command (escalation requests).
 	Command string
+	// Server and MCPTool name the MCP server and its tool (RequestMCPTool).
+	Server  string
+	MCPTool string
 	// Justification is the model's justification, if it gave one.
 	Justification string
 	// Reason is a policy-written reason, always set.

@@ -5,8 +5,10 @@
 //
 //	coding-agent [serve] [flags]          serve ACP on stdin/stdout (the default)
 //	coding-agent --print PROMPT [flags]   one prompt turn; the answer on stdout
+//	coding-agent web [flags]              the browser UI on a local HTTP server
 //	coding-agent tool NAME --json ARGS    run one built-in tool and print its result
 //	coding-agent sandbox probe [--json]   report what the OS sandbox can do here
+//	coding-agent login | logout           store or remove model credentials
 //	coding-agent --version | --help
 //
 // main only parses flags, wires the packages together and turns errors into
@@ -92,10 +94,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitOK
 	case "tool":
 		return runTool(ctx, args, stdout, stderr)
+	case "web":
+		if len(args) == 1 && isHelp(args[0]) {
+			fmt.Fprint(stdout, usageText)
+			return exitOK
+		}
+		err = runWeb(ctx, args, stdout, stderr)
 	case "sandbox":
 		return runSandboxCmd(ctx, args, stdout, stderr)
+	case "login":
+		return runLogin(ctx, args, stdin, stdout, stderr)
+	case "logout":
+		return runLogout(args, stderr)
 	default:
-		err = usagef("unknown command %q (commands: serve, tool, sandbox, version, help)", sub)
+		err = usagef("unknown command %q (commands: serve, web, tool, sandbox, login, logout, version, help)", sub)
 	}
 	return exitCode(err, stderr)
 }
@@ -124,10 +136,22 @@ Usage:
         [--tools read,bash,edit,write]    tool activity on stderr. --tools "" gives no tools.
         [--model P/M] [--preset P]        Approvals are asked on the terminal (y/N), else
         [--cwd DIR] [--data-dir DIR]      denied. Exit 0, 1 error, 2 usage, 130 cancelled.
+  coding-agent web [--addr 127.0.0.1:PORT] The browser UI: prints the page's URL (with its
+        [--cwd DIR] [--preset P]          access token) and serves it until Ctrl-C. Loopback
+        [--model P/M] [--open]            only unless --allow-remote. --open opens a browser.
+        [--data-dir DIR]
   coding-agent tool NAME --json ARGS      Run one built-in tool (read, bash, edit, write)
         [--cwd DIR] [--preset P]          standalone and print its result as JSON.
         [--data-dir DIR]                  Exit 0, or 1 when the result is an error.
   coding-agent sandbox probe [--json]     Report what the OS sandbox can do here.
+  coding-agent login [--provider P]       Store a model provider's key (anthropic, openai) or a
+        [--base-url URL] [--model P/M]    local server's URL (local) in the data directory,
+                                          mode 0600; the key is read from the terminal or stdin.
+  coding-agent logout                     Remove the stored credentials.
+  coding-agent login [--provider P]       Store a model provider's key (anthropic, openai) or a
+        [--base-url URL] [--model P/M]    local server's URL (local) in the data directory,
+                                          mode 0600; the key is read from the terminal or stdin.
+  coding-agent logout                     Remove the stored credentials.
   coding-agent --version                  Print the version.
 
 Serve flags:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coding-agent/coding-agent/sandbox"
 	"github.com/coding-agent/coding-agent/session/mcp"
+	"github.com/coding-agent/coding-agent/session/mcp/mcptest"
 )
 
 // asMainEnv makes the test binary act as the coding-agent binary, so that
@@ -23,6 +24,7 @@ const asMainEnv = "CODING_AGENT_TEST_AS_MAIN"
 func TestMain(m *testing.M) {
 	sandbox.MaybeRunHelper()
 	mcp.MaybeRunSupervisor()
+	mcptest.MaybeRunFixture()
 	if os.Getenv(asMainEnv) == "1" {
 		main()
 		return

@@ -88,13 +88,14 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitCode(err, stderr)
 	}
 	defer s.Close()
+	for _, m := range s.MCPServers() {
+		if !m.Started {
+			fmt.Fprintf(stderr, "coding-agent: MCP server %q did not start: %s\n", m.Name, m.Error)
+		}
+	}
 	stop, err := s.Prompt(ctx, []session.Content{session.Text(*prompt)})
 	if errors.Is(err, session.ErrNoModel) {
-		msg := "no model configured: set --model PROVIDER/MODEL or CODING_AGENT_MODEL, with ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL"
-		if merr := env.ModelError(); merr != nil && !errors.Is(merr, session.ErrNoModel) {
-			msg = merr.Error()
-		}
-		return exitCode(errors.New(msg), stderr)
+		return exitCode(env.NoModel(), stderr)
 	}
 	if err != nil {
 		return exitCode(err, stderr)

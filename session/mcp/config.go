@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Transport kinds of a server.
@@ -33,6 +34,9 @@ type ServerConfig struct {
 	// URL and Headers reach an http or sse server.
 	URL     string
 	Headers map[string]string
+	// StartTimeout, if not 0, bounds this server's start instead of
+	// [Options.StartTimeout] (config.json's startTimeoutSeconds).
+	StartTimeout time.Duration
 }
 
 // nameValue is ACP's {name, value} pair of env and headers.
@@ -101,13 +105,16 @@ type configServer struct {
 	Env     map[string]string `json:"env"`
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers"`
+	// StartTimeoutSeconds bounds this server's start (a slow one).
+	StartTimeoutSeconds float64 `json:"startTimeoutSeconds"`
 }
 
 // ParseConfig parses the "mcpServers" object of config.json, the shape of
 // the common .mcp.json files: {"<name>": {"command", "args", "env":{K:V}}}
 // for stdio servers and {"<name>": {"type":"http"|"sse", "url",
 // "headers":{K:V}}} for the others ("type" may be omitted when "url" is
-// given). Servers come out sorted by name.
+// given). Any server may have "startTimeoutSeconds", its own start bound.
+// Servers come out sorted by name.
 func ParseConfig(raw json.RawMessage) ([]ServerConfig, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return nil, nil
@@ -130,7 +137,11 @@ func ParseConfig(raw json.RawMessage) ([]ServerConfig, error) {
 		if err := d.Decode(&s); err != nil {
 			return nil, fmt.Errorf("%s: %v", field, err)
 		}
-		c := ServerConfig{Name: n, Type: s.Type, Command: s.Command, Args: s.Args, URL: s.URL, Headers: s.Headers}
+		if s.StartTimeoutSeconds < 0 {
+			return nil, fmt.Errorf("%s.startTimeoutSeconds: must not be negative", field)
+		}
+		c := ServerConfig{Name: n, Type: s.Type, Command: s.Command, Args: s.Args, URL: s.URL, Headers: s.Headers,
+			StartTimeout: time.Duration(s.StartTimeoutSeconds * float64(time.Second))}
 		if c.Type == "" {
 			c.Type = Stdio
 			if c.Command == "" && c.URL != "" {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coding-agent/coding-agent/session/mcp/mcptest"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -39,15 +39,10 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// marker tags the processes of one test in their environment.
-func marker(t *testing.T) string {
-	return fmt.Sprintf("CODING_AGENT_MCP_TEST_MARKER=%s-%d", t.Name(), time.Now().UnixNano())
-}
-
 // fixture is a stdio server config running this test binary as an MCP
 // server in mode.
 func fixture(name, mode string, env ...string) ServerConfig {
-	return ServerConfig{Name: name, Type: Stdio, Command: os.Args[0], Env: append([]string{fixtureEnv + "=" + mode}, env...)}
+	return ServerConfig{Name: name, Type: Stdio, Command: os.Args[0], Env: append([]string{mcptest.Fixture(mode)}, env...)}
 }
 
 func testOptions(t *testing.T, logs *syncBuffer) Options {
@@ -57,47 +52,6 @@ func testOptions(t *testing.T, logs *syncBuffer) Options {
 		o.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return o
-}
-
-// processesWith lists the live processes whose environment holds m.
-func processesWith(m string) []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		if slices.Contains(strings.Split(string(b), "\x00"), m) {
-			st, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-			if i := bytes.LastIndexByte(st, ')'); i > 0 && bytes.HasPrefix(bytes.TrimSpace(st[i+1:]), []byte("Z")) {
-				continue // a zombie is gone, only not reaped yet
-			}
-			var pid int
-			fmt.Sscan(e.Name(), &pid)
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// waitGone waits (with a generous deadline) until no process holds m.
-func waitGone(t *testing.T, m string) {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		return
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		left := processesWith(m)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes left behind: %v", left)
-		}
-		time.Sleep(20 * time.Millisecond) // polling /proc: there is no event for a stranger's exit
-	}
 }
 
 func toolNamed(t *testing.T, set *Set, name string) *Tool {
@@ -125,9 +79,9 @@ func call(t *testing.T, tl *Tool, args string) (Result, error) {
 }
 
 func TestFixtureTools(t *testing.T) {
-	m := marker(t)
+	m := mcptest.Marker(t)
 	set := Start(context.Background(), []ServerConfig{fixture("fx", "serve", m, "FIXTURE_VALUE=from-client")}, testOptions(t, nil))
-	defer func() { set.Close(); waitGone(t, m) }()
+	defer func() { set.Close(); mcptest.WaitGone(t, m) }()
 	if f := set.Failures(); len(f) > 0 {
 		t.Fatalf("failures: %v", f)
 	}
@@ -220,7 +174,7 @@ func TestBigResultIsCutAndRetained(t *testing.T) {
 }
 
 func TestStartFailuresDoNotFailTheSet(t *testing.T) {
-	m := marker(t)
+	m := mcptest.Marker(t)
 	logs := &syncBuffer{}
 	opts := testOptions(t, logs)
 	opts.StartTimeout = 2 * time.Second
@@ -231,7 +185,7 @@ func TestStartFailuresDoNotFailTheSet(t *testing.T) {
 		{Name: "nobody", Type: HTTP, URL: "http://127.0.0.1:1/mcp"},
 		fixture("works", "serve", m),
 	}, opts)
-	defer func() { set.Close(); waitGone(t, m) }()
+	defer func() { set.Close(); mcptest.WaitGone(t, m) }()
 	got := map[string]string{}
 	for _, f := range set.Failures() {
 		got[f.Server] = f.Err.Error()
@@ -241,7 +195,7 @@ func TestStartFailuresDoNotFailTheSet(t *testing.T) {
 	}
 	want := map[string]string{
 		"quits":   "fixture: missing API token, giving up",
-		"hangs":   "did not start within 2s",
+		"hangs":   "timed out after 2s",
 		"missing": `"no-such-mcp-server-anywhere" not found`,
 		"nobody":  "initialize failed",
 	}
@@ -249,6 +203,9 @@ func TestStartFailuresDoNotFailTheSet(t *testing.T) {
 		if !strings.Contains(got[name], w) {
 			t.Errorf("failure of %s = %q, want it to contain %q", name, got[name], w)
 		}
+	}
+	if strings.ContainsRune(got["quits"], 0x1b) {
+		t.Errorf("an escape sequence of the server's stderr is in its failure: %q", got["quits"])
 	}
 	if !strings.Contains(got["quits"], "exit status 3") {
 		t.Errorf("exit status missing: %q", got["quits"])
@@ -337,17 +294,17 @@ func TestCloseKillsDescendants(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("descendants outside the group are reaped on Linux only")
 	}
-	m := marker(t)
+	m := mcptest.Marker(t)
 	logs := &syncBuffer{}
 	set := Start(context.Background(), []ServerConfig{fixture("fx", "spawn", m)}, testOptions(t, logs))
 	if len(set.Failures()) > 0 {
 		t.Fatal(set.Failures())
 	}
-	if n := len(processesWith(m)); n < 3 {
+	if n := len(mcptest.ProcessesWith(m)); n < 3 {
 		t.Fatalf("%d processes with the marker, want supervisor, server and the setsid sleep", n)
 	}
 	set.Close()
-	waitGone(t, m)
+	mcptest.WaitGone(t, m)
 }
 
 // TestAgentKilledServersDie kills the agent with SIGKILL, which no code of
@@ -357,7 +314,7 @@ func TestAgentKilledServersDie(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("checked in /proc")
 	}
-	m := marker(t)
+	m := mcptest.Marker(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), agentEnv+"=1", "MARKER="+m)
 	out, err := cmd.StdoutPipe()
@@ -373,10 +330,10 @@ func TestAgentKilledServersDie(t *testing.T) {
 		cmd.Wait()
 		t.Fatalf("agent said %q, %v", line, err)
 	}
-	if n := len(processesWith(m)); n < 3 {
+	if n := len(mcptest.ProcessesWith(m)); n < 3 {
 		t.Errorf("%d processes with the marker before the kill", n)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	waitGone(t, m)
+	mcptest.WaitGone(t, m)
 }

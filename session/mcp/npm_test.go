@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coding-agent/coding-agent/session/mcp/mcptest"
 )
 
 // npmServer returns node and the entry point of a pinned MCP server from
@@ -84,7 +86,7 @@ func everythingStdio(t testing.TB, name string, env ...string) ServerConfig {
 }
 
 func TestServerEverything(t *testing.T) {
-	m := marker(t)
+	m := mcptest.Marker(t)
 	stdio := everythingStdio(t, "everything", m)
 	httpURL := everythingHTTP(t, "streamableHttp")
 	sseURL := everythingHTTP(t, "sse")
@@ -94,7 +96,7 @@ func TestServerEverything(t *testing.T) {
 		{Name: "everything-sse", Type: SSE, URL: sseURL + "/sse"},
 	}
 	set := Start(context.Background(), configs, testOptions(t, nil))
-	defer func() { set.Close(); waitGone(t, m) }()
+	defer func() { set.Close(); mcptest.WaitGone(t, m) }()
 	if f := set.Failures(); len(f) > 0 {
 		t.Fatalf("failures: %v", f)
 	}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // supervisorArg is argv[1] of the re-executed supervisor.
@@ -126,8 +128,9 @@ func superviseMain(args []string) int {
 	// Only the server holds its stdin and stdout: its exit is EOF for the
 	// agent.
 	if null, err := syscall.Open("/dev/null", syscall.O_RDWR, 0); err == nil {
-		syscall.Dup2(null, 0)
-		syscall.Dup2(null, 1)
+		// x/sys/unix: syscall.Dup2 does not exist on linux/arm64.
+		unix.Dup2(null, 0)
+		unix.Dup2(null, 1)
 		syscall.Close(null)
 	}
 	exited := make(chan struct{})

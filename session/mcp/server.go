@@ -26,8 +26,9 @@ type server struct {
 
 	client *sdk.Client
 	cs     *sdk.ClientSession
-	proc   *process      // stdio only
-	stderr chan struct{} // closed when the stderr reader ended (stdio)
+	proc   *process        // stdio only
+	http   *http.Transport // http and sse only
+	stderr chan struct{}   // closed when the stderr reader ended (stdio)
 	tail   stderrTail
 
 	// life is the connection's context, cancelled by close (or by the
@@ -53,7 +54,7 @@ func newServer(cfg ServerConfig, opts *Options) *server {
 			s.mu.Lock()
 			s.stale = true
 			s.mu.Unlock()
-			s.logger.Info("MCP server's tools changed; the list is refreshed before the next model request")
+			s.logger.Debug("MCP server's tools changed; the list is refreshed before the next model request")
 			if opts.OnToolsChanged != nil {
 				opts.OnToolsChanged(cfg.Name)
 			}
@@ -71,17 +72,24 @@ func newServer(cfg ServerConfig, opts *Options) *server {
 	return s
 }
 
+func (s *server) startTimeout() time.Duration {
+	if s.cfg.StartTimeout > 0 {
+		return s.cfg.StartTimeout
+	}
+	return s.opts.startTimeout()
+}
+
 // start connects to the server and lists its tools, within the start
 // timeout and ctx. The connection itself lives on until close: the SSE
 // transport's event stream is bound to the context it was opened with.
 func (s *server) start(ctx context.Context) error {
 	s.life, s.closeLife = context.WithCancel(context.Background())
-	timer := time.AfterFunc(s.opts.startTimeout(), s.closeLife)
+	timer := time.AfterFunc(s.startTimeout(), s.closeLife)
 	stop := context.AfterFunc(ctx, s.closeLife)
 	defer stop()
 	err := s.connect(s.life)
 	if !timer.Stop() {
-		return fmt.Errorf("did not start within %s (initialize and tools/list)", s.opts.startTimeout())
+		return fmt.Errorf("timed out after %s (no answer to initialize and tools/list)", s.startTimeout())
 	}
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("start cancelled: %w", context.Cause(ctx))
@@ -138,7 +146,9 @@ func (s *server) startError(ctx context.Context, step string, err error) error {
 func (s *server) transport() (sdk.Transport, error) {
 	switch s.cfg.Type {
 	case HTTP, SSE:
-		hc := &http.Client{Transport: headerTransport{headers: s.cfg.Headers, base: http.DefaultTransport}}
+		// A transport of its own: its connections end with the server.
+		s.http = http.DefaultTransport.(*http.Transport).Clone()
+		hc := &http.Client{Transport: headerTransport{headers: s.cfg.Headers, base: s.http}}
 		if s.cfg.Type == SSE {
 			return &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}, nil
 		}
@@ -200,7 +210,7 @@ func (s *server) refresh(ctx context.Context) bool {
 	if !stale {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.startTimeout())
+	ctx, cancel := context.WithTimeout(ctx, s.startTimeout())
 	defer cancel()
 	tools, err := s.list(ctx)
 	if err != nil {
@@ -210,6 +220,7 @@ func (s *server) refresh(ctx context.Context) bool {
 	s.mu.Lock()
 	s.tools = tools
 	s.mu.Unlock()
+	s.logger.Debug("MCP server's tools listed again", "tools", len(tools))
 	return true
 }
 
@@ -247,6 +258,9 @@ func (s *server) close() {
 		if err := s.cs.Close(); err != nil {
 			s.logger.Debug("closing the MCP session", "err", err)
 		}
+	}
+	if s.http != nil {
+		s.http.CloseIdleConnections()
 	}
 	if s.proc != nil {
 		s.proc.stop(s.opts.grace())
@@ -311,7 +325,10 @@ func lookPath(command string, env []string, dir string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("command %q not found in PATH (%s)", command, pathEnv)
+	if pathEnv == "" {
+		return "", fmt.Errorf("command %q not found: PATH is empty", command)
+	}
+	return "", fmt.Errorf("command %q not found in PATH", command)
 }
 
 // stderrTail keeps the last lines of a server's stderr.
@@ -325,6 +342,9 @@ const tailLines = 8
 func (t *stderrTail) add(line string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	// A server's stderr ends up on terminals and in editors: no control
+	// character (escape sequences) of it survives.
+	line = plain(line)
 	if len(line) > 500 {
 		line = line[:500] + "…"
 	}
@@ -338,4 +358,18 @@ func (t *stderrTail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return strings.TrimSpace(strings.Join(t.lines, "\n"))
+}
+
+// plain replaces control characters (escape sequences included) with
+// U+FFFD: text from a server is shown on terminals and in editors.
+func plain(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' {
+			return r
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -103,8 +104,6 @@ func Start(ctx context.Context, configs []ServerConfig, opts Options) *Set {
 		srv := newServer(c, &s.opts)
 		servers[i] = srv
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(ctx, s.opts.startTimeout())
-			defer cancel()
 			start := time.Now()
 			errs[i] = srv.start(ctx)
 			if errs[i] != nil {
@@ -117,7 +116,7 @@ func Start(ctx context.Context, configs []ServerConfig, opts Options) *Set {
 	wg.Wait()
 	for i, srv := range servers {
 		if errs[i] != nil {
-			f := Failure{Server: configs[i].Name, Err: errs[i]}
+			f := Failure{Server: configs[i].Name, Err: errors.New(plain(errs[i].Error()))}
 			s.failures = append(s.failures, f)
 			s.opts.Logger.Warn("MCP server did not start", "mcpServer", f.Server, "err", f.Err)
 			continue

@@ -87,12 +87,23 @@ func (m *anthropicModel) Stream(ctx context.Context, req Request, on func(Event)
 // Wire types of the request.
 
 type antRequest struct {
-	Model     string       `json:"model"`
-	MaxTokens int          `json:"max_tokens"`
-	System    []antBlock   `json:"system,omitempty"`
-	Messages  []antMessage `json:"messages"`
-	Tools     []antTool    `json:"tools,omitempty"`
-	Stream    bool         `json:"stream"`
+	Model      string         `json:"model"`
+	MaxTokens  int            `json:"max_tokens"`
+	System     []antBlock     `json:"system,omitempty"`
+	Messages   []antMessage   `json:"messages"`
+	Tools      []antTool      `json:"tools,omitempty"`
+	ToolChoice *antToolChoice `json:"tool_choice,omitempty"`
+	Thinking   *antThinking   `json:"thinking,omitempty"`
+	Stream     bool           `json:"stream"`
+}
+
+type antToolChoice struct {
+	Type string `json:"type"`
+}
+
+type antThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
 }
 
 type antMessage struct {
@@ -108,6 +119,8 @@ type antBlock struct {
 	// thinking
 	Thinking  *string `json:"thinking,omitempty"`
 	Signature string  `json:"signature,omitempty"`
+	// redacted_thinking
+	Data string `json:"data,omitempty"`
 	// image
 	Source *antImageSource `json:"source,omitempty"`
 	// tool_use
@@ -160,6 +173,21 @@ func (m *anthropicModel) encode(req Request) ([]byte, error) {
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = anthropicMaxTokens(m.model)
 	}
+	if budget := map[string]int{ThinkingLow: thinkingBudgetLow, ThinkingMedium: thinkingBudgetMedium, ThinkingHigh: thinkingBudgetHigh}[req.Thinking]; budget > 0 {
+		// The budget counts within max_tokens and must leave room for
+		// the answer; the model's output limit caps both.
+		limit := int(m.Describe(context.Background()).MaxOutputTokens)
+		out.MaxTokens = min(max(out.MaxTokens, budget+8192), limit)
+		budget = min(budget, out.MaxTokens-4096)
+		if budget >= 1024 {
+			out.Thinking = &antThinking{Type: "enabled", BudgetTokens: budget}
+		}
+	} else if req.Thinking != "" {
+		return nil, fmt.Errorf("anthropic: thinking: unknown effort %q (want low, medium or high)", req.Thinking)
+	}
+	if req.NoToolUse && len(req.Tools) > 0 {
+		out.ToolChoice = &antToolChoice{Type: "none"}
+	}
 	if req.System != "" {
 		out.System = []antBlock{{Type: "text", Text: &req.System, CacheControl: ephemeral}}
 	}
@@ -190,7 +218,9 @@ func (m *anthropicModel) encode(req Request) ([]byte, error) {
 					blocks = append(blocks, antBlock{Type: "text", Text: &p.Text})
 				}
 			case PartThinking:
-				if p.Signature != "" {
+				if p.Data != "" && p.Text == "" {
+					blocks = append(blocks, antBlock{Type: "redacted_thinking", Data: p.Data})
+				} else if p.Signature != "" {
 					blocks = append(blocks, antBlock{Type: "thinking", Thinking: &p.Text, Signature: p.Signature})
 				}
 			case PartImage:
@@ -319,6 +349,7 @@ type antEvent struct {
 		Name     string `json:"name"`
 		Text     string `json:"text"`
 		Thinking string `json:"thinking"`
+		Data     string `json:"data"`
 	} `json:"content_block"`
 	Delta *struct {
 		Type        string `json:"type"`
@@ -416,6 +447,10 @@ func (p *anthropicParser) event(raw sseEvent, emit func(Event)) (done bool, err 
 		case "thinking":
 			if cb.Thinking != "" {
 				emit(Event{Kind: EventThinking, Text: cb.Thinking})
+			}
+		case "redacted_thinking":
+			if cb.Data != "" {
+				emit(Event{Kind: EventThinking, Redacted: cb.Data})
 			}
 		case "tool_use":
 			if cb.ID == "" || cb.Name == "" {

@@ -7,6 +7,8 @@ package models
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 )
 
 // Model streams one model response.
@@ -29,6 +31,68 @@ type Request struct {
 	// MaxTokens bounds the response; 0 means the provider default chosen by
 	// this package.
 	MaxTokens int
+	// NoToolUse forbids tool calls in the response (tool_choice "none"):
+	// the tools are still described, since the history may use them.
+	NoToolUse bool
+	// Thinking is the reasoning effort: "" (the provider's default), or
+	// one of ThinkingLow, ThinkingMedium, ThinkingHigh. Anthropic gets an
+	// extended-thinking budget, OpenAI-compatible models reasoning_effort.
+	Thinking string
+}
+
+// Reasoning efforts of [Request.Thinking].
+const (
+	ThinkingLow    = "low"
+	ThinkingMedium = "medium"
+	ThinkingHigh   = "high"
+)
+
+// Anthropic extended-thinking budgets of the efforts, in tokens.
+const (
+	thinkingBudgetLow    = 4_096
+	thinkingBudgetMedium = 16_384
+	thinkingBudgetHigh   = 32_000
+)
+
+// IsContextOverflow says whether err is a provider's refusal of a request
+// that does not fit the model's context window, in the forms of Anthropic,
+// OpenAI and the common local servers (vLLM, llama.cpp, Ollama, LM Studio).
+func IsContextOverflow(err error) bool {
+	var e *APIError
+	if !errors.As(err, &e) {
+		return false
+	}
+	if e.Status != 0 && e.Status != 400 && e.Status != 413 && e.Status != 422 && e.Status != 500 {
+		return false
+	}
+	if e.Status == 413 && e.Provider == ProviderAnthropic {
+		return false // request_too_large: the body's bytes, not the context
+	}
+	t := strings.ToLower(e.Type)
+	if t == "context_length_exceeded" || t == "exceed_context_size_error" || t == "model_context_window_exceeded" {
+		return true
+	}
+	m := strings.ToLower(e.Message)
+	for _, s := range []string{
+		"prompt is too long",                     // Anthropic: prompt is too long: 210000 tokens > 200000 maximum
+		"exceed context limit",                   // Anthropic: input length and max_tokens exceed context limit
+		"maximum context length",                 // OpenAI, vLLM: This model's maximum context length is N tokens
+		"context_length_exceeded",                // OpenAI code quoted in the message
+		"exceeds the context window",             // OpenAI: Your input exceeds the context window of this model
+		"exceeds the available context size",     // llama.cpp
+		"exceed_context_size",                    // llama.cpp error type quoted
+		"context size has been exceeded",         // llama.cpp (older)
+		"longer than the maximum model length",   // vLLM
+		"exceeds maximum context length",         // Ollama
+		"prompt too long",                        // Ollama
+		"greater than the context length",        // LM Studio
+		"tokens to keep from the initial prompt", // LM Studio / llama.cpp: context overflow
+	} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Roles of a message.
@@ -57,7 +121,8 @@ const (
 // Part is one piece of a message; Kind selects the fields that apply:
 //
 //	text         Text
-//	thinking     Text, Signature (Anthropic's signature, replayed verbatim)
+//	thinking     Text, Signature (Anthropic's signature, replayed verbatim);
+//	             or Data alone: redacted thinking, replayed verbatim
 //	image        MimeType, Data (base64)
 //	tool_call    ToolCallID, ToolName, Args (assistant messages)
 //	tool_result  ToolCallID, Text, IsError (user messages)
@@ -72,6 +137,9 @@ type Part struct {
 	Args       json.RawMessage `json:"args,omitempty"`
 	IsError    bool            `json:"isError,omitempty"`
 }
+
+// A thinking part with Data (and no Text) is Anthropic's redacted
+// thinking: encrypted reasoning, replayed verbatim.
 
 // ToolSpec describes a tool to the model.
 type ToolSpec struct {
@@ -120,6 +188,9 @@ type Event struct {
 	ArgsDelta  string
 	Usage      Usage
 	StopReason string
+	// Redacted, on an EventThinking, is a block of redacted thinking
+	// (Anthropic), to be replayed as it came.
+	Redacted string
 }
 
 // Usage counts the tokens of one response. Input tokens are split the way

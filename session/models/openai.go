@@ -114,6 +114,8 @@ type oaRequest struct {
 	StreamOptions       oaStreamOpt `json:"stream_options"`
 	MaxTokens           int         `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int         `json:"max_completion_tokens,omitempty"`
+	ToolChoice          string      `json:"tool_choice,omitempty"`
+	ReasoningEffort     string      `json:"reasoning_effort,omitempty"`
 }
 
 type oaStreamOpt struct {
@@ -169,6 +171,15 @@ func (m *openAIModel) encode(req Request) ([]byte, error) {
 		} else {
 			out.MaxTokens = req.MaxTokens
 		}
+	}
+	switch req.Thinking {
+	case "", ThinkingLow, ThinkingMedium, ThinkingHigh:
+		out.ReasoningEffort = req.Thinking
+	default:
+		return nil, fmt.Errorf("openai: thinking: unknown effort %q (want low, medium or high)", req.Thinking)
+	}
+	if req.NoToolUse && len(req.Tools) > 0 {
+		out.ToolChoice = "none"
 	}
 	if req.System != "" {
 		out.Messages = append(out.Messages, oaMessage{Role: "system", Content: req.System})

@@ -55,7 +55,7 @@ type Options struct {
 }
 
 // ErrNoModel is matched (errors.Is) by every [*NoModelError]: no usable model
-// is configured. The session reports it as ACP error -32010.
+// is configured. The ACP adapter reports it as auth_required (-32000).
 var ErrNoModel = errors.New("no model configured")
 
 // NoModelError says which environment variables would configure a model.
@@ -71,6 +71,17 @@ func (e *NoModelError) Is(target error) bool { return target == ErrNoModel }
 
 // credentialVars lists every variable that can configure a model.
 var credentialVars = []string{EnvAnthropicAPIKey, EnvOpenAIAPIKey, EnvOpenAIBase, EnvModel}
+
+// NoModel returns the error for no model configured at all: the one place
+// that says what to set (every front end shows this text, and the ACP
+// adapter sends Variables with it).
+func NoModel() *NoModelError {
+	return &NoModelError{
+		Msg: fmt.Sprintf("no model configured: set %s for Anthropic, or %s (or %s for a local server) for OpenAI-compatible models, or choose one with --model PROVIDER/MODEL or %s; or run `coding-agent login`",
+			EnvAnthropicAPIKey, EnvOpenAIAPIKey, EnvOpenAIBase, EnvModel),
+		Variables: append([]string(nil), credentialVars...),
+	}
+}
 
 // Select returns the model named by spec, "provider/model" (the model part
 // may itself contain slashes, as in "openai/Qwen/Qwen3-8B"), or just
@@ -97,11 +108,7 @@ func Select(spec string, env func(string) string, opts Options) (Model, error) {
 		}
 		switch len(have) {
 		case 0:
-			return nil, &NoModelError{
-				Msg: fmt.Sprintf("no model configured: set %s for Anthropic, or %s (or %s for a local server) for OpenAI-compatible models, or choose one with --model PROVIDER/MODEL or %s",
-					EnvAnthropicAPIKey, EnvOpenAIAPIKey, EnvOpenAIBase, EnvModel),
-				Variables: credentialVars,
-			}
+			return nil, NoModel()
 		case 2:
 			return nil, &NoModelError{
 				Msg: fmt.Sprintf("both Anthropic and OpenAI credentials are set: choose a model with --model (or %s), e.g. %s/%s or %s/%s",

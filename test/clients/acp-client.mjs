@@ -133,7 +133,7 @@ try {
     const bad = await expectError(agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [], _meta: { "coding-agent": { tools: ["read", "grep"] } } }), -32602, "session/new with an unknown tool");
     check(/read, bash, edit, write/.test(bad?.message ?? ""), `unknown tool: message lists valid names (${bad?.message})`);
     await expectError(agent.request("_coding-agent/tools/call", { sessionId: "sess_nope", name: "read", arguments: { path: "x" } }), -32002, "unknown session");
-    await expectError(agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "text", text: "hi" }] }), -32010, "prompt without a model");
+    await expectError(agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "text", text: "hi" }] }), -32000, "prompt without a model (auth_required)");
 
     await agent.request(acp.methods.agent.session.close, { sessionId: sid });
   });

@@ -106,6 +106,10 @@ func (anthropicFormat) check(body []byte) string {
 					return where + ".source: base64 source with media_type and data required"
 				}
 				seenOther = true
+			case "redacted_thinking":
+				if m.Role != "assistant" {
+					return where + ": redacted_thinking blocks need the assistant role"
+				}
 			case "thinking":
 				if m.Role != "assistant" || b.Signature == "" {
 					return where + ": thinking blocks need the assistant role and a signature"

@@ -136,9 +136,11 @@ type Server struct {
 	// BaseURL is the value for ANTHROPIC_BASE_URL or OPENAI_BASE_URL.
 	BaseURL string
 
-	t      testing.TB
-	format format
-	done   chan struct{}
+	t         testing.TB // nil for a server started without a test
+	format    format
+	done      chan struct{}
+	closeOnce sync.Once
+	srv       *httptest.Server
 
 	mu       sync.Mutex
 	script   Script
@@ -174,16 +176,33 @@ type format interface {
 }
 
 func newServer(t testing.TB, f format, prefix string, script Script) *Server {
-	t.Helper()
 	s := &Server{t: t, format: f, done: make(chan struct{}), script: script}
-	srv := httptest.NewServer(http.HandlerFunc(s.serve))
-	s.BaseURL = srv.URL + prefix
-	// Cleanups run last-registered first: release stalled handlers, then
-	// close (which waits for handlers).
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { close(s.done) })
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.BaseURL = s.srv.URL + prefix
+	if t != nil {
+		t.Helper()
+		t.Cleanup(s.Close)
+	}
 	return s
 }
+
+// Close releases stalled handlers and stops the server, waiting for its
+// handlers. A server of a test closes when the test ends; one started
+// with [StartAnthropic] or [StartOpenAI] must be closed by its caller.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		s.srv.Close()
+	})
+}
+
+// StartAnthropic is [NewAnthropicServer] outside a test (an Example, a
+// benchmark script): the caller closes it. A request beyond the script is
+// answered with HTTP 500 and not reported elsewhere.
+func StartAnthropic(script Script) *Server { return newServer(nil, anthropicFormat{}, "", script) }
+
+// StartOpenAI is [NewOpenAIServer] outside a test; the caller closes it.
+func StartOpenAI(script Script) *Server { return newServer(nil, openAIFormat{}, "/v1", script) }
 
 // Requests returns the requests received so far.
 func (s *Server) Requests() []Request {
@@ -240,7 +259,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(s.format.errorBody(typ, msg))
 	}
 	if !haveResp {
-		s.t.Errorf("modeltest: %s request %d: no scripted response left", s.format.name(), n)
+		if s.t != nil {
+			s.t.Errorf("modeltest: %s request %d: no scripted response left", s.format.name(), n)
+		}
 		fail(http.StatusInternalServerError, "api_error", fmt.Sprintf("modeltest: no scripted response left for request %d", n))
 		return
 	}
