@@ -25,6 +25,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/coding-agent/coding-agent/sandbox"
 )
 
 // Tool is one tool a session offers to a model: one of the built-in tools
@@ -212,30 +214,22 @@ const (
 	MaxBytes = 50 * 1024
 )
 
-// Preset is a permission preset.
-type Preset string
+// Preset is a permission preset. It is [sandbox.Preset], the one preset
+// type of coding-agent, under the name its users look for here.
+type Preset = sandbox.Preset
 
 // The presets, from the most to the least restrictive.
 const (
-	ReadOnly       Preset = "read-only"
-	WorkspaceWrite Preset = "workspace-write"
-	FullAccess     Preset = "full-access"
+	ReadOnly       = sandbox.ReadOnly
+	WorkspaceWrite = sandbox.WorkspaceWrite
+	FullAccess     = sandbox.FullAccess
 )
 
 // Presets lists the valid presets in order.
-func Presets() []Preset { return []Preset{ReadOnly, WorkspaceWrite, FullAccess} }
+func Presets() []Preset { return sandbox.Presets() }
 
 // ParsePreset checks a preset name. The empty string means [ReadOnly].
-func ParsePreset(s string) (Preset, error) {
-	if s == "" {
-		return ReadOnly, nil
-	}
-	p := Preset(s)
-	if slices.Contains(Presets(), p) {
-		return p, nil
-	}
-	return "", fmt.Errorf("unknown preset %q (valid: read-only, workspace-write, full-access)", s)
-}
+func ParsePreset(s string) (Preset, error) { return sandbox.ParsePreset(s) }
 
 // Options configure the tools of one session or one standalone call. The
 // zero value gives read-only tools with no approval context.
