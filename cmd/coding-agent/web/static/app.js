@@ -122,11 +122,9 @@ class Card {
     const nodes = [];
     for (const c of this.content) {
       if (c.type === "content" && c.content?.type === "text") {
-        let t = terminalText(c.content.text);
-        if (running) {
-          const lines = t.split("\n");
-          if (lines.length > LIVE_TAIL_LINES) t = lines.slice(-LIVE_TAIL_LINES).join("\n");
-        }
+        // While it runs, only the tail is shown: cut it before any other
+        // work, so a flood of output costs the same per frame as a trickle.
+        const t = terminalText(running ? tailLines(c.content.text, LIVE_TAIL_LINES) : c.content.text);
         if (t) nodes.push(el("pre", { class: "output" }, t));
       } else if (c.type === "diff") {
         nodes.push(renderDiff(c.path, c.oldText, c.newText));
@@ -190,6 +188,17 @@ class Card {
       requestAnimationFrame(() => buttons[0]?.focus({ preventScroll: false }));
     });
   }
+}
+
+// tailLines returns the last n lines of s.
+function tailLines(s, n) {
+  let i = s.length;
+  if (s.endsWith("\n")) i--;
+  for (let k = 0; k < n; k++) {
+    i = s.lastIndexOf("\n", i - 1);
+    if (i < 0) return s;
+  }
+  return s.slice(i + 1);
 }
 
 function renderDiff(path, oldText, newText) {
@@ -371,8 +380,10 @@ async function connect() {
     notify: onNotify,
     request: onRequest,
     close: () => {
-      status("Disconnected from coding-agent. Reload the page to reconnect.", true);
+      status("Disconnected from coding-agent.", true);
+      $("status").append(" ", el("button", { type: "button", onclick: () => location.reload() }, "Reconnect"));
       document.body.dataset.connected = "false";
+      setPrompting(false);
     },
   });
   await app.conn.opened;
