@@ -680,3 +680,55 @@ func TestAgentSandboxedBash(t *testing.T) {
 		t.Errorf("approved escalation: asked %d times, file: %v (%+v)", asked, err, res)
 	}
 }
+
+// TestAgentSecondConnectionAttaches: a connection that loads a session
+// another host has open attaches to it: it gets the replay, then the live
+// updates of the other host's turns and of its own, each turn's before
+// its answer; closing it leaves the session to the other host.
+func TestAgentSecondConnectionAttaches(t *testing.T) {
+	m := &scriptModel{responses: [][]models.Event{
+		{text("one"), done(models.StopEndTurn)},
+		{text("two"), done(models.StopEndTurn)},
+		{text("three"), done(models.StopEndTurn)},
+		{text("four"), done(models.StopEndTurn)},
+	}}
+	env := &Env{DataDir: t.TempDir(), Getenv: func(string) string { return "" }}
+	owner, err := env.NewSession(Options{Cwd: t.TempDir(), Model: m, OnEvent: func(Event) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	if _, err := owner.Prompt(context.Background(), []Content{Text("first")}); err != nil {
+		t.Fatal(err)
+	}
+
+	c := startAgent(t, env)
+	if err := c.call("session/load", map[string]any{"sessionId": owner.ID(), "cwd": owner.Cwd(), "mcpServers": []any{}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(updateKinds(c.drain()), ","); !strings.HasPrefix(got, "user_message_chunk,agent_message_chunk") {
+		t.Errorf("replay %s", got)
+	}
+	// The other host's turn reaches the attached connection.
+	if _, err := owner.Prompt(context.Background(), []Content{Text("second")}); err != nil {
+		t.Fatal(err)
+	}
+	live := c.drainWait(2)
+	if raw, _ := json.Marshal(live); !strings.Contains(string(raw), `"text":"second"`) || !strings.Contains(string(raw), `"text":"two"`) {
+		t.Errorf("the attached connection missed the other host's turn: %s", raw)
+	}
+	// Its own turn: every update arrives before the answer.
+	var res struct{ StopReason string }
+	if err := c.call("session/prompt", map[string]any{"sessionId": owner.ID(), "prompt": []any{map[string]any{"type": "text", "text": "third"}}}, &res); err != nil || res.StopReason != "end_turn" {
+		t.Fatalf("session/prompt: %+v %+v", res, err)
+	}
+	if raw, _ := json.Marshal(c.drain()); !strings.Contains(string(raw), `"text":"three"`) {
+		t.Errorf("the turn's updates did not precede its answer: %s", raw)
+	}
+	if err := c.call("session/close", map[string]any{"sessionId": owner.ID()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Prompt(context.Background(), []Content{Text("fourth")}); err != nil {
+		t.Errorf("closing the attached connection's session ended the owner's: %v", err)
+	}
+}

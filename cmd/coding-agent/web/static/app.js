@@ -371,7 +371,7 @@ function status(text, error = false) {
 }
 
 function errorText(e) {
-  return neutralize(e?.message ?? String(e), true) + (e?.data ? " " + neutralize(JSON.stringify(e.data), true) : "");
+  return neutralize(e?.message ?? String(e), true);
 }
 
 async function connect() {
@@ -631,6 +631,7 @@ async function send(ev) {
   const prompt = app.attachments.map((a) => ({ type: "image", mimeType: a.mimeType, data: a.data }));
   if (text.trim()) prompt.push({ type: "text", text });
   box.value = "";
+  const attached = app.attachments;
   app.attachments = [];
   renderAttachments();
   hideCommands();
@@ -640,6 +641,13 @@ async function send(ev) {
     if (r?.stopReason && r.stopReason !== "end_turn") app.view.note(stopText(r.stopReason), "note stop");
   } catch (e) {
     app.view.note("Error: " + errorText(e), "note error");
+    // Nothing the person typed is lost: a prompt that failed goes back
+    // into the box (unless they started typing another).
+    if (!box.value) box.value = text;
+    if (!app.attachments.length) {
+      app.attachments = attached;
+      renderAttachments();
+    }
   } finally {
     setPrompting(false);
     listSessions().catch(() => {});
