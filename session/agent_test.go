@@ -31,8 +31,11 @@ type wireClient struct {
 	res map[int]chan wireMsg
 	// onRequest answers agent→client requests (session/request_permission).
 	onRequest func(method string, params json.RawMessage) (any, *wireError)
-	notes     chan wireMsg
-	done      chan error
+	// onNotify, if set, sees each notification in arrival order, on the
+	// reading goroutine, before it is queued. Set it under mu.
+	onNotify func(wireMsg)
+	notes    chan wireMsg
+	done     chan error
 }
 
 type wireMsg struct {
@@ -95,6 +98,12 @@ func (c *wireClient) read(r io.Reader) {
 		case m.Method != "" && m.ID != nil:
 			go c.answer(m)
 		case m.Method != "":
+			c.mu.Lock()
+			on := c.onNotify
+			c.mu.Unlock()
+			if on != nil {
+				on(m)
+			}
 			c.notes <- m
 		default:
 			var id int
@@ -406,7 +415,8 @@ func TestAgentApprovals(t *testing.T) {
 		{name: "error answer", answer: func(json.RawMessage) (any, *wireError) {
 			return nil, &wireError{Code: -32603, Message: "editor exploded"}
 		}, msg: "editor exploded"},
-		{name: "unknown option", answer: selected("allow_always"), msg: "unknown option"},
+		{name: "unknown option", answer: selected("allow_forever"), msg: "unknown option"},
+		{name: "allow always", answer: selected("allow_always"), written: true},
 		{name: "timeout", answer: func(json.RawMessage) (any, *wireError) { return nil, nil }, timeout: 0.05, msg: "timed out"},
 	} {
 		t.Run(test.name, func(t *testing.T) {
@@ -459,7 +469,7 @@ func TestAgentApprovals(t *testing.T) {
 				Options []map[string]string
 			}
 			json.Unmarshal(asked[0], &p)
-			if p.SessionID != sid || p.ToolCall.Title != "Write out.txt" || p.ToolCall.Kind != "edit" || len(p.Options) != 2 {
+			if p.SessionID != sid || p.ToolCall.Title != "Write out.txt" || p.ToolCall.Kind != "edit" || len(p.Options) != 3 {
 				t.Errorf("permission request %s", asked[0])
 			}
 			m := p.ToolCall.Meta["coding-agent"]

@@ -62,6 +62,12 @@ func (e *Env) OpenSession(id string, opts Options) (*Session, []json.RawMessage,
 		return nil, nil, err
 	}
 	sess.history = s.messages
+	for _, key := range s.allowed {
+		if sess.allowed == nil {
+			sess.allowed = map[string]bool{}
+		}
+		sess.allowed[key] = true
+	}
 	sess.thought = s.thought
 	if !s.meta.CreatedAt.IsZero() {
 		sess.created = s.meta.CreatedAt

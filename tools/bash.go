@@ -231,6 +231,7 @@ func (b *Bash) Execute(ctx context.Context, call Call) (Result, error) {
 	if args.Timeout != nil {
 		timeout = secondsToDuration(*args.Timeout)
 	}
+	call.started()
 	return b.run(ctx, call, args, mode, timeout)
 }
 

@@ -94,6 +94,12 @@ type Call struct {
 	// Input, if not nil, is what the tool's Validate returned for Args:
 	// the arguments are then not parsed again.
 	Input any
+	// Started, if not nil, is called when the call has passed its checks
+	// and approvals and its work begins: a host reports the call in
+	// progress then, not while an approval is still being asked. The
+	// built-in tools call it at most once; a call refused before its work
+	// never calls it.
+	Started func()
 	// Progress, if not nil, receives live output while the tool runs
 	// (bash: the current tail of the output, at most 10 times a second).
 	// It is called from one goroutine at a time.
@@ -431,4 +437,11 @@ func Select(names []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// started reports that the call's work begins (see [Call.Started]).
+func (c Call) started() {
+	if c.Started != nil {
+		c.Started()
+	}
 }
