@@ -1,14 +1,17 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/coding-agent/coding-agent/session/models/modeltest"
+	"github.com/coding-agent/coding-agent/tools"
 )
 
 // lifecycleClient starts an agent whose model is srv and a client that
@@ -217,5 +220,55 @@ func TestAllowAlwaysScoped(t *testing.T) {
 	write(c2, sid, "a.txt")
 	if n := count(); n != 3 {
 		t.Errorf("after session/load the allowed path was asked again (%d requests)", n)
+	}
+}
+
+// TestServerDefaultPreset: sessions whose client asks for no preset get
+// the server's (Env.Preset, else config.json's); a client's choice wins; a
+// stored session keeps its own when reopened; the approval timeout default
+// comes from config.json.
+func TestServerDefaultPreset(t *testing.T) {
+	data := t.TempDir()
+	if err := os.WriteFile(filepath.Join(data, "config.json"), []byte(`{"preset":"workspace-write","approvalTimeoutSeconds":42}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{DataDir: data}
+	s, err := env.NewSession(Options{Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Preset() != tools.WorkspaceWrite || s.opts.ApprovalTimeout != 42*time.Second {
+		t.Errorf("from config.json: preset %s, timeout %s", s.Preset(), s.opts.ApprovalTimeout)
+	}
+	ro, err := env.NewSession(Options{Cwd: t.TempDir(), Preset: tools.ReadOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ro.ID()
+	s.Close()
+	ro.Close()
+
+	flag := &Env{DataDir: data, Preset: tools.FullAccess, ApprovalTimeout: time.Minute}
+	s, err = flag.NewSession(Options{Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Preset() != tools.FullAccess || s.opts.ApprovalTimeout != time.Minute {
+		t.Errorf("from the Env: preset %s, timeout %s", s.Preset(), s.opts.ApprovalTimeout)
+	}
+	s.Close()
+	re, _, err := flag.OpenSession(id, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer re.Close()
+	if re.Preset() != tools.ReadOnly {
+		t.Errorf("a stored read-only session reopened as %s under a full-access default", re.Preset())
+	}
+
+	bad := t.TempDir()
+	os.WriteFile(filepath.Join(bad, "config.json"), []byte(`{"preset":"yolo"}`), 0o600)
+	if err := (&Env{DataDir: bad}).Start(context.Background()); err == nil || !strings.Contains(err.Error(), "preset") {
+		t.Errorf("a bad preset in config.json: %v, want an error naming preset", err)
 	}
 }

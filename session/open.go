@@ -56,6 +56,10 @@ func (e *Env) OpenSession(id string, opts Options) (*Session, []json.RawMessage,
 		opts.Tools = []string{}
 	}
 	opts.Preset = tools.Preset(s.preset)
+	if opts.Preset == "" {
+		// Never the server's default: a stored session keeps what it had.
+		opts.Preset = tools.ReadOnly
+	}
 	opts.id, opts.reopen = id, true
 	sess, err := e.newSession(opts)
 	if err != nil {

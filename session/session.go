@@ -197,6 +197,9 @@ func (e *Env) newSession(opts Options) (*Session, error) {
 	if err != nil {
 		return nil, &ParamError{Field: "tools", Msg: err.Error()}
 	}
+	if opts.Preset == "" {
+		opts.Preset = e.defaultPreset()
+	}
 	preset, err := tools.ParsePreset(string(opts.Preset))
 	if err != nil {
 		return nil, &ParamError{Field: "preset", Msg: err.Error()}
@@ -205,7 +208,7 @@ func (e *Env) newSession(opts Options) (*Session, error) {
 		return nil, &ParamError{Field: "approvalTimeoutSeconds", Msg: "must not be negative"}
 	}
 	if opts.ApprovalTimeout == 0 {
-		opts.ApprovalTimeout = DefaultApprovalTimeout
+		opts.ApprovalTimeout = e.defaultApprovalTimeout()
 	}
 	if opts.MaxTurnRequests < 0 {
 		return nil, &ParamError{Field: "maxTurnRequests", Msg: "must not be negative"}
