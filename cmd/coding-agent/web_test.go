@@ -132,6 +132,7 @@ func TestWebBrowser(t *testing.T) {
 		{"image", modeltest.Script{
 			{Steps: []modeltest.Step{modeltest.Text("A single pixel.")}},
 		}, []string{"PIXEL_PNG=" + onePixelPNG}},
+		{"markdown", nil, nil},
 		{"tabs", modeltest.Script{
 			{Steps: []modeltest.Step{modeltest.Text("Running it."), modeltest.Tool("t1", "bash", `{"command":"echo two-tabs"}`)}},
 			{Steps: []modeltest.Step{modeltest.Text("Both tabs see this.")}},

@@ -4,7 +4,7 @@
 // goes into text nodes (markdown.js builds elements itself), neutralized.
 
 import { Connection } from "./acp.js";
-import { renderMarkdown } from "./markdown.js";
+import { renderMarkdown, stableCut } from "./markdown.js";
 import { unifiedDiff } from "./diff.js";
 import { el, neutralize, setText, terminalText } from "./text.js";
 
@@ -254,10 +254,10 @@ class View {
         break;
       }
       case "agent_message_chunk": {
-        const b = this.block("agent", u.messageId ?? null, () => ({ node: el("div", { class: "msg agent" }), text: "" }));
+        const b = this.block("agent", u.messageId ?? null, () => ({ node: el("div", { class: "msg agent" }), text: "", frozen: 0, live: [] }));
         if (u.content?.type === "text") {
           b.text += u.content.text;
-          later(b, () => b.node.replaceChildren(renderMarkdown(b.text)));
+          later(b, () => renderStreaming(b));
         } else addContent(b.node, u.content);
         break;
       }
@@ -334,6 +334,25 @@ class View {
     }
     return c;
   }
+}
+
+// renderStreaming renders a streaming message without redoing all of it
+// every frame: the text up to the last block boundary that no later text
+// can change (a blank line outside a code fence, before a line that does
+// not continue a list or an indented block) is rendered once and kept;
+// only the rest is rendered again.
+function renderStreaming(b) {
+  const cut = stableCut(b.text, b.frozen);
+  if (cut > b.frozen) {
+    for (const n of b.live) n.remove();
+    b.live = [];
+    b.node.append(renderMarkdown(b.text.slice(b.frozen, cut)));
+    b.frozen = cut;
+  }
+  for (const n of b.live) n.remove();
+  const frag = renderMarkdown(b.text.slice(b.frozen));
+  b.live = [...frag.childNodes];
+  b.node.append(frag);
 }
 
 function addContent(node, c) {
