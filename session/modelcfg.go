@@ -113,3 +113,12 @@ func (e *Env) configuredModels(current string) []string {
 	}
 	return list
 }
+
+// DefaultModelName returns the name of the default model, "" when none is
+// configured.
+func (e *Env) DefaultModelName() string {
+	if m := e.defaultModel(); m != nil {
+		return m.Name()
+	}
+	return ""
+}
