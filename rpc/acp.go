@@ -194,6 +194,9 @@ type NewSessionResponse struct {
 	SessionID     string                `json:"sessionId"`
 	Modes         *SessionModeState     `json:"modes,omitempty"`
 	ConfigOptions []SessionConfigOption `json:"configOptions,omitempty"`
+	// Meta is _meta: {"coding-agent":{"mcpServers":[…]}} when the session
+	// has MCP servers (PROTOCOL.md §5a).
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // SessionModeState is the current mode and the modes available.
@@ -248,6 +251,7 @@ type LoadSessionRequest struct {
 type LoadSessionResponse struct {
 	Modes         *SessionModeState     `json:"modes,omitempty"`
 	ConfigOptions []SessionConfigOption `json:"configOptions,omitempty"`
+	Meta          json.RawMessage       `json:"_meta,omitempty"`
 }
 
 // ResumeSessionRequest is the params of "session/resume".
@@ -263,6 +267,7 @@ type ResumeSessionRequest struct {
 type ResumeSessionResponse struct {
 	Modes         *SessionModeState     `json:"modes,omitempty"`
 	ConfigOptions []SessionConfigOption `json:"configOptions,omitempty"`
+	Meta          json.RawMessage       `json:"_meta,omitempty"`
 }
 
 // ListSessionsRequest is the params of "session/list".

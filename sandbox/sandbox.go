@@ -33,18 +33,38 @@ import (
 	"github.com/coding-agent/coding-agent/sandbox/fspath"
 )
 
-// Preset is the write policy of a sandboxed command.
+// Preset is a permission preset: the one type of coding-agent for it
+// (package tools names it too, as an alias, and the ACP adapter sends its
+// string). The sandbox enforces ReadOnly and WorkspaceWrite; FullAccess is
+// never sandboxed, and [Sandbox.Command] refuses it.
 type Preset string
 
-// The sandboxed presets. full-access is not sandboxed and is not a Preset
-// of this package.
+// The presets, from the most to the least restrictive.
 const (
 	// ReadOnly allows writes only to the command's private temp.
 	ReadOnly Preset = "read-only"
 	// WorkspaceWrite allows writes to the writable roots and the private
 	// temp.
 	WorkspaceWrite Preset = "workspace-write"
+	// FullAccess runs commands outside the sandbox.
+	FullAccess Preset = "full-access"
 )
+
+// Presets lists the valid presets in order.
+func Presets() []Preset { return []Preset{ReadOnly, WorkspaceWrite, FullAccess} }
+
+// ParsePreset checks a preset name. The empty string means [ReadOnly].
+func ParsePreset(s string) (Preset, error) {
+	if s == "" {
+		return ReadOnly, nil
+	}
+	for _, p := range Presets() {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("unknown preset %q (valid: read-only, workspace-write, full-access)", s)
+}
 
 // Kinds of sandbox reported by [Sandbox.Probe].
 const (

@@ -30,7 +30,7 @@ func wireUpdate(ev Event) rpc.SessionUpdate {
 	case *ToolCallStarted:
 		return &rpc.ToolCall{ToolCallID: ev.CallID, Title: ev.Title, Name: ev.Tool, Kind: string(ev.Kind), Status: rpc.ToolStatusPending, RawInput: ev.Input}
 	case *ToolCallUpdated:
-		u := &rpc.ToolCallUpdate{ToolCallID: ev.CallID, Title: ev.Title, Status: string(ev.Status)}
+		u := &rpc.ToolCallUpdate{ToolCallID: ev.CallID, Title: ev.Title, Status: string(ev.Status), RawInput: ev.Input}
 		if ev.Progress != nil {
 			u.Content = []rpc.ToolCallContent{rpc.TextContent(ev.Progress.Tail)}
 		}
@@ -135,6 +135,9 @@ func sdkPrompt(blocks []rpc.ContentBlock) []Content {
 // The permission options offered for every request (PROTOCOL.md §6).
 var permissionOptions = []rpc.PermissionOption{
 	{OptionID: rpc.PermissionAllowOnce, Name: "Allow once", Kind: rpc.PermissionAllowOnce},
+	// Only this session, and exactly this file or this command line: it
+	// never widens the preset.
+	{OptionID: rpc.PermissionAllowAlways, Name: "Always allow in this session", Kind: rpc.PermissionAllowAlways},
 	{OptionID: rpc.PermissionRejectOnce, Name: "Reject", Kind: rpc.PermissionRejectOnce},
 }
 
@@ -216,7 +219,7 @@ func acpApprover(ask func(context.Context, *rpc.RequestPermissionRequest) (*rpc.
 			return Reject, fmt.Errorf("the client answered with unknown outcome %q", o.Outcome)
 		case o.OptionID == rpc.PermissionAllowOnce:
 			return AllowOnce, nil
-		case o.OptionID == rpc.PermissionAllowAlways && req.Request == tools.RequestMCPTool:
+		case o.OptionID == rpc.PermissionAllowAlways:
 			return AllowAlways, nil
 		case o.OptionID == rpc.PermissionRejectOnce:
 			return Reject, nil

@@ -29,6 +29,8 @@ type Agent struct {
 	mu         sync.Mutex
 	sessions   map[string]*agentSession
 	clientAuth clientAuth
+	// prompting counts the prompts of this connection running per session.
+	prompting map[string]int
 }
 
 // agentSession is a session of this connection.
@@ -44,7 +46,7 @@ var _ rpc.Agent = (*Agent)(nil)
 // NewAgent returns the agent of one connection to client.
 func NewAgent(env *Env, client rpc.Client) *Agent {
 	env.init()
-	return &Agent{env: env, client: client, sessions: map[string]*agentSession{}}
+	return &Agent{env: env, client: client, sessions: map[string]*agentSession{}, prompting: map[string]int{}}
 }
 
 // Close closes every session of the connection, cancelling their work.
@@ -126,7 +128,7 @@ func (a *Agent) NewSession(ctx context.Context, req *rpc.NewSessionRequest) (*rp
 	}
 	a.add(s)
 	a.env.Logger.Info("session created", "session", s.ID(), "cwd", s.Cwd(), "preset", s.Preset(), "tools", s.Tools())
-	return &rpc.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions())}, nil
+	return &rpc.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions()), Meta: mcpMeta(s)}, nil
 }
 
 // wire connects a session's callbacks to this connection: updates become
@@ -134,6 +136,11 @@ func (a *Agent) NewSession(ctx context.Context, req *rpc.NewSessionRequest) (*rp
 // the model is the configured default.
 func (a *Agent) wire(opts *Options, sid string) {
 	opts.OnEvent = func(ev Event) {
+		if _, ok := ev.(*UserMessage); ok && a.isPrompting(sid) {
+			// The client shows the prompt it sent; echoing it would show
+			// it twice. It is replayed by session/load.
+			return
+		}
 		if l, ok := ev.(*Lagged); ok {
 			// Only a connection attached to another's session has a
 			// queue that can overflow; ACP has no way to say so.
@@ -158,6 +165,14 @@ func (a *Agent) wire(opts *Options, sid string) {
 	}
 }
 
+// isPrompting reports whether a prompt of this connection runs in the
+// session sid.
+func (a *Agent) isPrompting(sid string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.prompting[sid] > 0
+}
+
 func (a *Agent) add(s *Session) {
 	a.mu.Lock()
 	old, ok := a.sessions[s.ID()]
@@ -168,6 +183,20 @@ func (a *Agent) add(s *Session) {
 		// attached to the session; the earlier opener ends here.
 		old.Close()
 	}
+}
+
+// mcpMeta is the _meta of a session/new, load or resume answer: the
+// session's MCP servers, started or not (with the error), nil without any.
+func mcpMeta(s *Session) json.RawMessage {
+	st := s.MCPServers()
+	if len(st) == 0 {
+		return nil
+	}
+	for i := range st {
+		st[i].Error = display.Text(st[i].Error)
+	}
+	b, _ := json.Marshal(map[string]map[string]any{"coding-agent": {"mcpServers": st}})
+	return b
 }
 
 // mcpServers parses the mcpServers of a request: a bad entry is
@@ -218,7 +247,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *rpc.LoadSessionRequest) (*
 			return nil, err
 		}
 	}
-	return &rpc.LoadSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions())}, nil
+	return &rpc.LoadSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions()), Meta: mcpMeta(s)}, nil
 }
 
 // ResumeSession answers session/resume: like load, without the replay.
@@ -228,7 +257,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req *rpc.ResumeSessionRequest
 		return nil, err
 	}
 	replayed()
-	return &rpc.ResumeSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions())}, nil
+	return &rpc.ResumeSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions()), Meta: mcpMeta(s)}, nil
 }
 
 // reopen returns the session id: the open one of this connection, or the
@@ -389,6 +418,9 @@ func (a *Agent) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.Prompt
 	if err != nil {
 		return nil, err
 	}
+	a.mu.Lock()
+	a.prompting[req.SessionID]++
+	a.mu.Unlock()
 	if s.Model() == nil {
 		// Credentials may have arrived since the session started
 		// (authenticate, or `coding-agent login` in a terminal).
@@ -405,6 +437,11 @@ func (a *Agent) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.Prompt
 		}
 	}
 	stop, err := s.Prompt(ctx, sdkPrompt(req.Prompt))
+	a.mu.Lock()
+	if a.prompting[req.SessionID]--; a.prompting[req.SessionID] <= 0 {
+		delete(a.prompting, req.SessionID)
+	}
+	a.mu.Unlock()
 	switch {
 	case errors.Is(err, ErrNoModel):
 		return nil, a.noModelError()

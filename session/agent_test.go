@@ -31,8 +31,11 @@ type wireClient struct {
 	res map[int]chan wireMsg
 	// onRequest answers agent→client requests (session/request_permission).
 	onRequest func(method string, params json.RawMessage) (any, *wireError)
-	notes     chan wireMsg
-	done      chan error
+	// onNotify, if set, sees each notification in arrival order, on the
+	// reading goroutine, before it is queued. Set it under mu.
+	onNotify func(wireMsg)
+	notes    chan wireMsg
+	done     chan error
 }
 
 type wireMsg struct {
@@ -95,6 +98,12 @@ func (c *wireClient) read(r io.Reader) {
 		case m.Method != "" && m.ID != nil:
 			go c.answer(m)
 		case m.Method != "":
+			c.mu.Lock()
+			on := c.onNotify
+			c.mu.Unlock()
+			if on != nil {
+				on(m)
+			}
 			c.notes <- m
 		default:
 			var id int
@@ -406,7 +415,8 @@ func TestAgentApprovals(t *testing.T) {
 		{name: "error answer", answer: func(json.RawMessage) (any, *wireError) {
 			return nil, &wireError{Code: -32603, Message: "editor exploded"}
 		}, msg: "editor exploded"},
-		{name: "unknown option", answer: selected("allow_always"), msg: "unknown option"},
+		{name: "unknown option", answer: selected("allow_forever"), msg: "unknown option"},
+		{name: "allow always", answer: selected("allow_always"), written: true},
 		{name: "timeout", answer: func(json.RawMessage) (any, *wireError) { return nil, nil }, timeout: 0.05, msg: "timed out"},
 	} {
 		t.Run(test.name, func(t *testing.T) {
@@ -459,7 +469,7 @@ func TestAgentApprovals(t *testing.T) {
 				Options []map[string]string
 			}
 			json.Unmarshal(asked[0], &p)
-			if p.SessionID != sid || p.ToolCall.Title != "Write out.txt" || p.ToolCall.Kind != "edit" || len(p.Options) != 2 {
+			if p.SessionID != sid || p.ToolCall.Title != "Write out.txt" || p.ToolCall.Kind != "edit" || len(p.Options) != 3 {
 				t.Errorf("permission request %s", asked[0])
 			}
 			m := p.ToolCall.Meta["coding-agent"]
@@ -678,5 +688,57 @@ func TestAgentSandboxedBash(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "x")); err != nil || asked != 1 {
 		t.Errorf("approved escalation: asked %d times, file: %v (%+v)", asked, err, res)
+	}
+}
+
+// TestAgentSecondConnectionAttaches: a connection that loads a session
+// another host has open attaches to it: it gets the replay, then the live
+// updates of the other host's turns and of its own, each turn's before
+// its answer; closing it leaves the session to the other host.
+func TestAgentSecondConnectionAttaches(t *testing.T) {
+	m := &scriptModel{responses: [][]models.Event{
+		{text("one"), done(models.StopEndTurn)},
+		{text("two"), done(models.StopEndTurn)},
+		{text("three"), done(models.StopEndTurn)},
+		{text("four"), done(models.StopEndTurn)},
+	}}
+	env := &Env{DataDir: t.TempDir(), Getenv: func(string) string { return "" }}
+	owner, err := env.NewSession(Options{Cwd: t.TempDir(), Model: m, OnEvent: func(Event) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	if _, err := owner.Prompt(context.Background(), []Content{Text("first")}); err != nil {
+		t.Fatal(err)
+	}
+
+	c := startAgent(t, env)
+	if err := c.call("session/load", map[string]any{"sessionId": owner.ID(), "cwd": owner.Cwd(), "mcpServers": []any{}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(updateKinds(c.drain()), ","); !strings.HasPrefix(got, "user_message_chunk,agent_message_chunk") {
+		t.Errorf("replay %s", got)
+	}
+	// The other host's turn reaches the attached connection.
+	if _, err := owner.Prompt(context.Background(), []Content{Text("second")}); err != nil {
+		t.Fatal(err)
+	}
+	live := c.drainWait(2)
+	if raw, _ := json.Marshal(live); !strings.Contains(string(raw), `"text":"second"`) || !strings.Contains(string(raw), `"text":"two"`) {
+		t.Errorf("the attached connection missed the other host's turn: %s", raw)
+	}
+	// Its own turn: every update arrives before the answer.
+	var res struct{ StopReason string }
+	if err := c.call("session/prompt", map[string]any{"sessionId": owner.ID(), "prompt": []any{map[string]any{"type": "text", "text": "third"}}}, &res); err != nil || res.StopReason != "end_turn" {
+		t.Fatalf("session/prompt: %+v %+v", res, err)
+	}
+	if raw, _ := json.Marshal(c.drain()); !strings.Contains(string(raw), `"text":"three"`) {
+		t.Errorf("the turn's updates did not precede its answer: %s", raw)
+	}
+	if err := c.call("session/close", map[string]any{"sessionId": owner.ID()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Prompt(context.Background(), []Content{Text("fourth")}); err != nil {
+		t.Errorf("closing the attached connection's session ended the owner's: %v", err)
 	}
 }

@@ -62,6 +62,8 @@ func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) error
 		}
 		s.allowed[key] = true
 		s.mu.Unlock()
+		// It stays with the session when it is loaded again.
+		s.journal.append(record{Type: recAllow, Allow: key})
 		return nil
 	}
 	return errors.New("not allowed: the user rejected it")

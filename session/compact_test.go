@@ -356,3 +356,30 @@ func TestIsContextOverflow(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactionNotRepeatedWhenKeptPartIsTooLarge: when what stays
+// verbatim is over the threshold by itself, the turn does not summarize
+// again before each of its requests.
+func TestCompactionNotRepeatedWhenKeptPartIsTooLarge(t *testing.T) {
+	env, srv, m, _ := compactEnv(t, modeltest.Script{
+		{Steps: []modeltest.Step{modeltest.Tool("toolu_1", "read", `{"path":"a.txt"}`), modeltest.Tool("toolu_2", "read", `{"path":"b.txt"}`)}, Usage: modeltest.Usage{InputTokens: 1000}},
+		{Steps: []modeltest.Step{modeltest.Text(summaryText)}},
+		{Steps: []modeltest.Step{modeltest.Tool("toolu_3", "read", `{"path":"a.txt"}`)}},
+		{Steps: []modeltest.Step{modeltest.Text("done")}},
+	})
+	cwd := t.TempDir()
+	for _, f := range []string{"a.txt", "b.txt"} {
+		if err := os.WriteFile(filepath.Join(cwd, f), []byte(strings.Repeat("0123456789 abcdef\n", 2800)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := env.NewSession(Options{Cwd: cwd, Model: m, OnEvent: func(Event) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	prompt(t, s, "read both")
+	if n := len(srv.Requests()); n != 4 {
+		t.Errorf("%d requests, want 4 (one summary only)", n)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/coding-agent/coding-agent/session/mcp"
+	"github.com/coding-agent/coding-agent/tools"
 )
 
 // configFile is the optional configuration file in the data directory
@@ -20,6 +21,8 @@ const configFile = "config.json"
 //
 //	{
 //	  "model": "anthropic/claude-sonnet-4-5",
+//	  "preset": "workspace-write",
+//	  "approvalTimeoutSeconds": 120,
 //	  "sandbox": {
 //	    "extraWritable": ["~/.cache/go-build", "~/.npm"],
 //	    "envAllow": ["GITHUB_TOKEN"],
@@ -38,6 +41,12 @@ const configFile = "config.json"
 type Config struct {
 	// Model is the default model as provider/model.
 	Model string `json:"model"`
+	// Preset is the permission preset of new sessions whose client asks
+	// for none; empty means read-only. A client can still change it.
+	Preset string `json:"preset"`
+	// ApprovalTimeoutSeconds bounds each permission request of sessions
+	// that set no timeout of their own; 0 means 600.
+	ApprovalTimeoutSeconds float64 `json:"approvalTimeoutSeconds"`
 	// Sandbox tunes the OS sandbox of bash commands.
 	Sandbox SandboxConfig `json:"sandbox"`
 	// Models describe models by "provider/model": what is given here
@@ -126,6 +135,12 @@ func loadConfig(dir string) (Config, error) {
 	}
 	if c.mcpServers, err = mcp.ParseConfig(c.MCPServers); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := tools.ParsePreset(c.Preset); err != nil {
+		return Config{}, fmt.Errorf("%s: preset: %w", path, err)
+	}
+	if c.ApprovalTimeoutSeconds < 0 {
+		return Config{}, fmt.Errorf("%s: approvalTimeoutSeconds: must not be negative", path)
 	}
 	if c.MCPStartTimeoutSeconds < 0 {
 		return Config{}, fmt.Errorf("%s: mcpStartTimeoutSeconds: must not be negative", path)

@@ -47,6 +47,14 @@ type Env struct {
 	Model string
 	// ModelOptions tune the model clients (retries, timeouts).
 	ModelOptions models.Options
+	// Preset is the permission preset of new sessions that ask for none
+	// (serve --preset); empty means "preset" in config.json, else
+	// read-only. Clients can still change a session's preset.
+	Preset tools.Preset
+	// ApprovalTimeout bounds each permission request of sessions that set
+	// none (serve --approval-timeout); 0 means "approvalTimeoutSeconds" in
+	// config.json, else DefaultApprovalTimeout.
+	ApprovalTimeout time.Duration
 	// MCPExecutable is the binary re-executed as the supervisor of stdio
 	// MCP servers (it must call mcp.MaybeRunSupervisor first); empty means
 	// this process's executable.
@@ -370,4 +378,27 @@ func checkDir(field, path string) (string, error) {
 		return "", &ParamError{Field: field, Msg: fmt.Sprintf("%s is not a directory", path)}
 	}
 	return filepath.Clean(path), nil
+}
+
+// defaultPreset is the preset of a new session that asks for none.
+func (e *Env) defaultPreset() tools.Preset {
+	if e.Preset != "" {
+		return e.Preset
+	}
+	if cfg, err := e.config(); err == nil && cfg.Preset != "" {
+		return tools.Preset(cfg.Preset)
+	}
+	return tools.ReadOnly
+}
+
+// defaultApprovalTimeout bounds the permission requests of a session that
+// sets no timeout of its own.
+func (e *Env) defaultApprovalTimeout() time.Duration {
+	if e.ApprovalTimeout > 0 {
+		return e.ApprovalTimeout
+	}
+	if cfg, err := e.config(); err == nil && cfg.ApprovalTimeoutSeconds > 0 {
+		return time.Duration(cfg.ApprovalTimeoutSeconds * float64(time.Second))
+	}
+	return DefaultApprovalTimeout
 }

@@ -118,6 +118,10 @@ type ToolCallUpdated struct {
 	Status ToolStatus
 	// Progress, if not nil, is the call's latest live output.
 	Progress *tools.Progress
+	// Input, if not nil, is what has arrived of the arguments of a call
+	// that is still streaming: its top-level string members so far, each
+	// cut to 4 KiB (see [tools.PartialInput]).
+	Input json.RawMessage
 }
 
 // ToolCallFinished ends a tool call: completed or failed.

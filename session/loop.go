@@ -71,7 +71,7 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content) (StopReason, err
 		s.emit(&UserMessage{Content: b, MessageID: msgID})
 	}
 	s.appendHistory(user)
-	retried := false
+	retried, noAuto := false, false
 	for range s.maxTurnRequests() {
 		if ctx.Err() != nil {
 			return StopCancelled, nil
@@ -85,11 +85,17 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content) (StopReason, err
 		t := &turn{s: s, ctx: ctx, tools: set, msgID: newID("msg")}
 		info := s.modelInfo(ctx, model)
 		req := models.Request{System: system, Messages: s.History(), Tools: specs, Thinking: s.Thinking()}
-		if s.needsCompaction(info, req) {
+		if !noAuto && s.needsCompaction(info, req) {
 			if err := s.compact(ctx, model, info, system, specs, compactAuto, ""); err != nil {
 				s.env.Logger.Warn("compaction failed; sending the whole conversation", "session", s.id, "err", err)
+				noAuto = true
 			}
 			req.Messages = s.History()
+			if s.needsCompaction(info, req) {
+				// What is kept verbatim is too large by itself: do
+				// not summarize again before every request of the turn.
+				noAuto = true
+			}
 		}
 		stop, err := t.stream(model, req)
 		if err == nil {
@@ -123,11 +129,11 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content) (StopReason, err
 		for _, c := range t.calls {
 			if ctx.Err() != nil {
 				s.emit(failedUpdate(c.id, "cancelled before it ran"))
-				results.Parts = append(results.Parts, toolResult(c.id, "The user cancelled before this tool call ran.", true))
+				results.Parts = append(results.Parts, toolResult(c.modelID, "The user cancelled before this tool call ran.", true))
 				continue
 			}
 			res := s.modelToolCall(ctx, set, c)
-			results.Parts = append(results.Parts, toolResult(c.id, resultText(res), res.IsError))
+			results.Parts = append(results.Parts, toolResult(c.modelID, resultText(res), res.IsError))
 		}
 		s.appendHistory(results)
 		if ctx.Err() != nil {
@@ -167,12 +173,16 @@ type turn struct {
 
 // pendingCall is a tool call the model is emitting.
 type pendingCall struct {
-	id, name string
-	tool     tools.Tool // nil when the session has no such tool
-	args     strings.Builder
-	titler   tools.Titler
-	title    string
-	finished bool
+	// id is the call's id in this session (ACP's toolCallId, unique within
+	// the session); modelID is the provider's id for it, which the model
+	// is told its result under.
+	id, modelID, name string
+	tool              tools.Tool // nil when the session has no such tool
+	args              strings.Builder
+	titler            tools.Titler
+	title             string
+	input             *tools.PartialInput // what has arrived of the arguments
+	finished          bool
 }
 
 // stream runs one model request, turning its events into session updates.
@@ -199,9 +209,9 @@ func (t *turn) stream(model models.Model, req models.Request) (string, error) {
 				t.s.emit(&ThoughtChunk{Text: ev.Text, MessageID: t.thinkID})
 			}
 		case models.EventToolStart:
-			c := &pendingCall{id: ev.ToolCallID, name: ev.ToolName}
-			if c.id == "" {
-				c.id = newID("call")
+			c := &pendingCall{id: t.s.callID(ev.ToolCallID), modelID: ev.ToolCallID, name: ev.ToolName}
+			if c.modelID == "" {
+				c.modelID = c.id
 			}
 			kind := tools.KindOther
 			c.titler = tools.StaticTitle(c.name)
@@ -209,18 +219,23 @@ func (t *turn) stream(model models.Model, req models.Request) (string, error) {
 				c.tool, c.titler, kind = tool, tool.NewTitler(), tool.Kind()
 			}
 			c.title = c.titler.Feed("")
+			c.input = tools.NewPartialInput()
 			t.calls = append(t.calls, c)
 			t.byIndex[ev.Index] = c
-			t.s.emit(&ToolCallStarted{CallID: c.id, Tool: c.name, Title: c.title, Kind: kind})
+			t.s.emit(&ToolCallStarted{CallID: c.id, Tool: c.name, Title: c.title, Kind: kind, Input: c.input.JSON()})
 		case models.EventToolDelta:
 			c := t.byIndex[ev.Index]
 			if c == nil {
 				return
 			}
 			c.args.WriteString(ev.ArgsDelta)
-			if title := c.titler.Feed(ev.ArgsDelta); title != c.title {
+			// The title and the partial arguments are sent when the title
+			// changes or a new argument begins: a bounded number of times
+			// per call, each bounded in size, whatever the arguments' length.
+			grew := c.input.Feed(ev.ArgsDelta)
+			if title := c.titler.Feed(ev.ArgsDelta); title != c.title || grew {
 				c.title = title
-				t.s.emit(&ToolCallUpdated{CallID: c.id, Title: title})
+				t.s.emit(&ToolCallUpdated{CallID: c.id, Title: title, Input: c.input.JSON()})
 			}
 		case models.EventToolEnd:
 			if c := t.byIndex[ev.Index]; c != nil {
@@ -253,7 +268,7 @@ func (t *turn) assistant() models.Message {
 		m.Parts = append(m.Parts, models.Part{Kind: models.PartText, Text: t.text.String()})
 	}
 	for _, c := range t.calls {
-		m.Parts = append(m.Parts, models.Part{Kind: models.PartToolCall, ToolCallID: c.id, ToolName: c.name, Args: argsOrEmpty(c.args.String())})
+		m.Parts = append(m.Parts, models.Part{Kind: models.PartToolCall, ToolCallID: c.modelID, ToolName: c.name, Args: argsOrEmpty(c.args.String())})
 	}
 	return m
 }
@@ -263,7 +278,7 @@ func (t *turn) assistant() models.Message {
 func (t *turn) cancelledResults() models.Message {
 	m := models.Message{Role: models.RoleUser}
 	for _, c := range t.calls {
-		m.Parts = append(m.Parts, toolResult(c.id, "The user cancelled before this tool call ran.", true))
+		m.Parts = append(m.Parts, toolResult(c.modelID, "The user cancelled before this tool call ran.", true))
 	}
 	return m
 }
@@ -428,4 +443,31 @@ func readAgentsMD(cwd string) string {
 	defer f.Close()
 	b, _ := io.ReadAll(io.LimitReader(f, maxAgentsMD))
 	return strings.TrimSpace(string(b))
+}
+
+// callID returns the id of a new tool call in this session (ACP's
+// toolCallId, which must be unique within the session) for the id the
+// model gave it: that id when the session has not used it yet, else a
+// fresh one. Providers' ids are unique, but local and scripted servers
+// repeat theirs (call_1 in every turn); the model is still told its
+// results under its own id.
+func (s *Session) callID(modelID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.callIDs == nil {
+		s.callIDs = map[string]bool{}
+		for _, m := range s.history {
+			for _, p := range m.Parts {
+				if p.ToolCallID != "" {
+					s.callIDs[p.ToolCallID] = true
+				}
+			}
+		}
+	}
+	id := modelID
+	if id == "" || s.callIDs[id] {
+		id = newID("call")
+	}
+	s.callIDs[id] = true
+	return id
 }

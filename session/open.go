@@ -56,12 +56,22 @@ func (e *Env) OpenSession(id string, opts Options) (*Session, []json.RawMessage,
 		opts.Tools = []string{}
 	}
 	opts.Preset = tools.Preset(s.preset)
+	if opts.Preset == "" {
+		// Never the server's default: a stored session keeps what it had.
+		opts.Preset = tools.ReadOnly
+	}
 	opts.id, opts.reopen = id, true
 	sess, err := e.newSession(opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	sess.history = s.messages
+	for _, key := range s.allowed {
+		if sess.allowed == nil {
+			sess.allowed = map[string]bool{}
+		}
+		sess.allowed[key] = true
+	}
 	sess.thought = s.thought
 	if !s.meta.CreatedAt.IsZero() {
 		sess.created = s.meta.CreatedAt

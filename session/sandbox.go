@@ -15,7 +15,7 @@ type toolSandbox struct{ s *sandbox.Sandbox }
 // Command prepares req under the equivalent sandbox policy.
 func (t toolSandbox) Command(ctx context.Context, req tools.SandboxRequest) (tools.SandboxedCommand, error) {
 	p := sandbox.Policy{
-		Preset:        sandbox.Preset(req.Preset),
+		Preset:        req.Preset,
 		WritableRoots: req.WritableRoots,
 		Protected:     req.Protected,
 	}

@@ -125,12 +125,14 @@ type state struct {
 	sync       *editorsync.Sync // nil without editor sync
 
 	// mu guards the fields below.
-	mu        sync.Mutex
-	preset    tools.Preset
-	toolset   *tools.Set      // built for preset
-	allowed   map[string]bool // approvals given "allow always" (see approvalKey)
-	model     models.Model
-	history   []models.Message
+	mu      sync.Mutex
+	preset  tools.Preset
+	toolset *tools.Set      // built for preset
+	allowed map[string]bool // approvals given "allow always" (see approvalKey)
+	model   models.Model
+	history []models.Message
+	// callIDs are the tool call ids used in this session (see callID).
+	callIDs   map[string]bool
 	usage     usageState
 	thought   string // the reasoning effort: "" (the model's default), low, medium or high
 	prompting bool
@@ -195,6 +197,9 @@ func (e *Env) newSession(opts Options) (*Session, error) {
 	if err != nil {
 		return nil, &ParamError{Field: "tools", Msg: err.Error()}
 	}
+	if opts.Preset == "" {
+		opts.Preset = e.defaultPreset()
+	}
 	preset, err := tools.ParsePreset(string(opts.Preset))
 	if err != nil {
 		return nil, &ParamError{Field: "preset", Msg: err.Error()}
@@ -203,7 +208,7 @@ func (e *Env) newSession(opts Options) (*Session, error) {
 		return nil, &ParamError{Field: "approvalTimeoutSeconds", Msg: "must not be negative"}
 	}
 	if opts.ApprovalTimeout == 0 {
-		opts.ApprovalTimeout = DefaultApprovalTimeout
+		opts.ApprovalTimeout = e.defaultApprovalTimeout()
 	}
 	if opts.MaxTurnRequests < 0 {
 		return nil, &ParamError{Field: "maxTurnRequests", Msg: "must not be negative"}
@@ -512,9 +517,15 @@ func (s *Session) dispatch(ctx context.Context, id string, t tools.Tool, args js
 // runTool executes a validated tool call and reports its progress and
 // outcome as tool_call_updates.
 func (s *Session) runTool(ctx context.Context, id string, t tools.Tool, args json.RawMessage, in any) tools.Result {
-	s.emit(&ToolCallUpdated{CallID: id, Status: StatusInProgress})
+	// The call is in progress once the tool says its work begins: after
+	// any approval it asked for, so that a permission request is always
+	// about a pending call. A tool that reports progress without saying so
+	// has started too.
+	var once sync.Once
+	started := func() { once.Do(func() { s.emit(&ToolCallUpdated{CallID: id, Status: StatusInProgress}) }) }
 	endCall := s.watchCall(ctx, id, t)
-	res := tools.Run(ctx, t, tools.Call{ID: id, Args: args, Input: in, Progress: func(p tools.Progress) {
+	res := tools.Run(ctx, t, tools.Call{ID: id, Args: args, Input: in, Started: started, Progress: func(p tools.Progress) {
+		started()
 		s.send(&ToolCallUpdated{CallID: id, Progress: &p})
 	}})
 	if s.sync != nil {

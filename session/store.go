@@ -42,6 +42,7 @@ const (
 	recPreset  = "preset"
 	recUsage   = "usage"
 	recCompact = "compaction"
+	recAllow   = "allow"
 	recThought = "thought"
 )
 
@@ -55,7 +56,10 @@ type record struct {
 	Preset  string          `json:"preset,omitempty"`
 	Usage   *usageRecord    `json:"usage,omitempty"`
 	Compact *compactRecord  `json:"compaction,omitempty"`
-	Thought string          `json:"thought,omitempty"`
+	// Allow is what an "always allow" answer allowed for the rest of the
+	// session (see approvalKey).
+	Allow   string `json:"allow,omitempty"`
+	Thought string `json:"thought,omitempty"`
 }
 
 // compactRecord says that the history was compacted: from here on, the
@@ -137,6 +141,7 @@ type stored struct {
 	updated  time.Time
 	title    string
 	usage    *usageRecord // the latest
+	allowed  []string     // what "always allow" answers allowed
 	thought  string
 }
 
@@ -211,6 +216,10 @@ func (st *store) read(r io.Reader, id string, full bool) (*stored, error) {
 			}
 		case recPreset:
 			s.preset = rec.Preset
+		case recAllow:
+			if rec.Allow != "" {
+				s.allowed = append(s.allowed, rec.Allow)
+			}
 		case recUsage:
 			s.usage = rec.Usage
 		case recThought:

@@ -208,7 +208,15 @@ func (s *Session) publish(ev Event, record bool) {
 	cleanTitles(ev)
 	s.pubMu.Lock()
 	if record {
-		s.journal.appendUpdate(s.id, wireUpdate(ev))
+		rec := ev
+		if u, ok := ev.(*ToolCallUpdated); ok && u.Input != nil {
+			// The partial arguments of a streaming call are for clients
+			// watching it live; a replay has the final ones, once.
+			c := *u
+			c.Input = nil
+			rec = &c
+		}
+		s.journal.appendUpdate(s.id, wireUpdate(rec))
 	}
 	sinks := s.sinks
 	for _, k := range sinks {

@@ -219,10 +219,10 @@ func (b *Bash) Execute(ctx context.Context, call Call) (Result, error) {
 		}
 		mode = runEscalated
 	case b.opts.Sandbox == nil:
-		return Result{}, fmt.Errorf("bash needs the OS sandbox under %s, and none is available here (%w); "+
+		return Result{}, fmt.Errorf("bash needs the OS sandbox under %s, and none is available here (%w%s); "+
 			"the command did not run. The user can switch to the full-access preset, or the command can be "+
 			"retried with sandbox_permissions \"require_escalated\" and a justification to ask for approval",
-			b.opts.Preset, ErrNoSandbox)
+			b.opts.Preset, ErrNoSandbox, noSandboxHint)
 	default:
 		mode = runSandboxed
 	}
@@ -231,6 +231,7 @@ func (b *Bash) Execute(ctx context.Context, call Call) (Result, error) {
 	if args.Timeout != nil {
 		timeout = secondsToDuration(*args.Timeout)
 	}
+	call.started()
 	return b.run(ctx, call, args, mode, timeout)
 }
 
@@ -348,6 +349,11 @@ func (e *signalError) Error() string { return "killed by signal " + e.name }
 func bashPath() string {
 	if p, err := exec.LookPath("bash"); err == nil {
 		return p
+	}
+	for _, p := range hostBashCandidates() {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p
+		}
 	}
 	return "bash"
 }

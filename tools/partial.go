@@ -1,6 +1,9 @@
 package tools
 
 import (
+	"bytes"
+	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -310,4 +313,63 @@ func partialFields(src string) map[string]string {
 	p := newPartialObject(nil, 0)
 	p.feed(src)
 	return p.fields
+}
+
+// maxPartialField bounds how much of one argument a [PartialInput] keeps.
+const maxPartialField = 4096
+
+// PartialInput follows a tool call's arguments while they stream and tells
+// what has arrived so far, for a client that shows the call before its
+// arguments are complete (ACP's rawInput of a pending call). It keeps the
+// top-level string members, each cut to its first 4 KiB, and reads every
+// byte once. Use it from one goroutine at a time.
+type PartialInput struct {
+	p    *partialObject
+	keys []string // in order of arrival
+}
+
+// NewPartialInput returns a PartialInput with nothing received yet.
+func NewPartialInput() *PartialInput {
+	return &PartialInput{p: newPartialObject(nil, maxPartialField)}
+}
+
+// Feed adds the next piece of the arguments' JSON text. It reports whether
+// a member appeared that had not arrived before.
+func (in *PartialInput) Feed(piece string) bool {
+	in.p.feed(piece)
+	if len(in.p.fields) == len(in.keys) {
+		return false
+	}
+	for k := range in.p.fields {
+		if !slices.Contains(in.keys, k) {
+			in.keys = append(in.keys, k)
+		}
+	}
+	return true
+}
+
+// JSON returns the members received so far as a JSON object, in the
+// order they arrived; "{}" before any.
+func (in *PartialInput) JSON() json.RawMessage {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range in.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeJSONString(&b, k)
+		b.WriteByte(':')
+		writeJSONString(&b, in.p.fields[k])
+	}
+	b.WriteByte('}')
+	return json.RawMessage(b.String())
+}
+
+// writeJSONString writes s as a JSON string, without HTML escaping.
+func writeJSONString(b *strings.Builder, s string) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	b.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }

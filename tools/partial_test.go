@@ -103,3 +103,26 @@ func FuzzPartialFields(f *testing.F) {
 		}
 	})
 }
+
+func TestPartialInput(t *testing.T) {
+	args := `{"path": "a<b.txt", "content": "x\ny", "n": 3, "command":"ls`
+	for _, step := range []int{1, 3, 16, len(args)} {
+		in := NewPartialInput()
+		if got := string(in.JSON()); got != `{}` {
+			t.Fatalf("before any input: %s", got)
+		}
+		grew := 0
+		for i := 0; i < len(args); i += step {
+			if in.Feed(args[i:min(i+step, len(args))]) {
+				grew++
+			}
+		}
+		want := `{"path":"a<b.txt","content":"x\ny","command":"ls"}`
+		if got := string(in.JSON()); got != want {
+			t.Errorf("step %d: JSON = %s, want %s", step, got, want)
+		}
+		if grew == 0 || grew > 3 {
+			t.Errorf("step %d: Feed reported %d new members, want 1..3", step, grew)
+		}
+	}
+}

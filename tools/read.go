@@ -109,6 +109,7 @@ func (t *Read) Execute(ctx context.Context, call Call) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	call.started()
 	if args.Offset == 0 {
 		args.Offset = 1
 	}

@@ -25,6 +25,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/coding-agent/coding-agent/sandbox"
 )
 
 // Tool is one tool a session offers to a model: one of the built-in tools
@@ -92,6 +94,12 @@ type Call struct {
 	// Input, if not nil, is what the tool's Validate returned for Args:
 	// the arguments are then not parsed again.
 	Input any
+	// Started, if not nil, is called when the call has passed its checks
+	// and approvals and its work begins: a host reports the call in
+	// progress then, not while an approval is still being asked. The
+	// built-in tools call it at most once; a call refused before its work
+	// never calls it.
+	Started func()
 	// Progress, if not nil, receives live output while the tool runs
 	// (bash: the current tail of the output, at most 10 times a second).
 	// It is called from one goroutine at a time.
@@ -212,30 +220,22 @@ const (
 	MaxBytes = 50 * 1024
 )
 
-// Preset is a permission preset.
-type Preset string
+// Preset is a permission preset. It is [sandbox.Preset], the one preset
+// type of coding-agent, under the name its users look for here.
+type Preset = sandbox.Preset
 
 // The presets, from the most to the least restrictive.
 const (
-	ReadOnly       Preset = "read-only"
-	WorkspaceWrite Preset = "workspace-write"
-	FullAccess     Preset = "full-access"
+	ReadOnly       = sandbox.ReadOnly
+	WorkspaceWrite = sandbox.WorkspaceWrite
+	FullAccess     = sandbox.FullAccess
 )
 
 // Presets lists the valid presets in order.
-func Presets() []Preset { return []Preset{ReadOnly, WorkspaceWrite, FullAccess} }
+func Presets() []Preset { return sandbox.Presets() }
 
 // ParsePreset checks a preset name. The empty string means [ReadOnly].
-func ParsePreset(s string) (Preset, error) {
-	if s == "" {
-		return ReadOnly, nil
-	}
-	p := Preset(s)
-	if slices.Contains(Presets(), p) {
-		return p, nil
-	}
-	return "", fmt.Errorf("unknown preset %q (valid: read-only, workspace-write, full-access)", s)
-}
+func ParsePreset(s string) (Preset, error) { return sandbox.ParsePreset(s) }
 
 // Options configure the tools of one session or one standalone call. The
 // zero value gives read-only tools with no approval context.
@@ -437,4 +437,11 @@ func Select(names []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// started reports that the call's work begins (see [Call.Started]).
+func (c Call) started() {
+	if c.Started != nil {
+		c.Started()
+	}
 }

@@ -275,6 +275,7 @@ func (m *mutator) mutate(ctx context.Context, call Call, path, justification str
 	if err := m.policy.authorize(ctx, mut); err != nil {
 		return a, err
 	}
+	call.started()
 	if asked {
 		// The approval took time: the file and the editor buffer must still
 		// be what the approved change was computed from.

@@ -29,9 +29,14 @@ import (
 	"github.com/coding-agent/coding-agent/session/mcp"
 )
 
-// version is the program's version; release builds set it with
-// -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// version is the program's version: release builds stamp it from the tag
+// with -ldflags "-X main.ldflagsVersion=1.2.3" (scripts/release.sh); otherwise
+// stampedVersion takes it from the build info (`go install ...@v1.2.3`)
+// or the VCS revision.
+var version = stampedVersion(ldflagsVersion)
+
+// ldflagsVersion is set by release builds.
+var ldflagsVersion = ""
 
 // Exit codes.
 const (

@@ -211,7 +211,7 @@ func TestServeFlags(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `"method":"initialize"`) || !strings.Contains(string(b), `"agentInfo"`) {
 		t.Errorf("trace %q (%v): want both directions", b, err)
 	}
-	for _, args := range [][]string{{"serve", "--framing", "xml"}, {"serve", "--max-message-bytes", "0"}, {"serve", "--log-level", "loud"}, {"serve", "extra"}} {
+	for _, args := range [][]string{{"serve", "--framing", "xml"}, {"serve", "--max-message-bytes", "0"}, {"serve", "--log-level", "loud"}, {"serve", "extra"}, {"serve", "--preset", "yolo"}, {"serve", "--approval-timeout", "-1s"}} {
 		if code, _, stderr := runCLI(t, args...); code != 2 || stderr == "" {
 			t.Errorf("%q: exit %d, stderr %q; want a usage error", args, code, stderr)
 		}

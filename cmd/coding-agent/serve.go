@@ -11,6 +11,7 @@ import (
 
 	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session"
+	"github.com/coding-agent/coding-agent/tools"
 )
 
 // runServe serves ACP on stdin/stdout until stdin ends or ctx is cancelled
@@ -24,11 +25,20 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	trace := fs.String("trace", "", "file to append a wire trace to")
 	dataDir := fs.String("data-dir", "", "data directory")
 	model := fs.String("model", "", "default model as provider/model")
+	preset := fs.String("preset", "", "permission preset of sessions whose client asks for none: read-only, workspace-write or full-access")
+	approvalTimeout := fs.Duration("approval-timeout", 0, "how long a permission request waits for the client's answer (e.g. 2m); 0 means config.json, else 10m")
 	if err := fs.Parse(args); err != nil {
 		return usagef("%v", err)
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	p, err := tools.ParsePreset(*preset)
+	if err != nil {
+		return usagef("--preset: %v", err)
+	}
+	if *approvalTimeout < 0 {
+		return usagef("--approval-timeout: must not be negative, got %s", *approvalTimeout)
 	}
 	fr, err := rpc.ParseFraming(*framing)
 	if err != nil {
@@ -58,7 +68,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		// A person, not an editor, started us: say what this is.
 		fmt.Fprintln(stderr, "coding-agent: serving ACP (JSON-RPC) on stdin/stdout for an editor or a script; Ctrl-D ends it. See 'coding-agent --help' for the commands a person runs.")
 	}
-	env := &session.Env{Version: version, DataDir: dir, Logger: logger, Model: *model}
+	env := &session.Env{Version: version, DataDir: dir, Logger: logger, Model: *model, ApprovalTimeout: *approvalTimeout}
+	if *preset != "" {
+		env.Preset = p
+	}
 	if err := env.Start(ctx); err != nil {
 		return err
 	}

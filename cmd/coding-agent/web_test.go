@@ -132,6 +132,7 @@ func TestWebBrowser(t *testing.T) {
 		{"image", modeltest.Script{
 			{Steps: []modeltest.Step{modeltest.Text("A single pixel.")}},
 		}, []string{"PIXEL_PNG=" + onePixelPNG}},
+		{"markdown", nil, nil},
 		{"tabs", modeltest.Script{
 			{Steps: []modeltest.Step{modeltest.Text("Running it."), modeltest.Tool("t1", "bash", `{"command":"echo two-tabs"}`)}},
 			{Steps: []modeltest.Step{modeltest.Text("Both tabs see this.")}},
@@ -163,5 +164,24 @@ func TestWebBrowser(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWebFlags: a non-loopback address needs --allow-remote; bad flags are
+// usage errors.
+func TestWebFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"web", "--addr", "0.0.0.0:0", "--data-dir", t.TempDir()},
+		{"web", "--preset", "everything", "--data-dir", t.TempDir()},
+		{"web", "--addr", "nonsense", "--data-dir", t.TempDir()},
+		{"web", "extra"},
+	} {
+		code, out, stderr := runCLI(t, args...)
+		if code != exitUsage || out != "" {
+			t.Errorf("%v: exit %d, stdout %q; want 2 and nothing on stdout", args, code, out)
+		}
+		if args[1] == "--addr" && args[2] == "0.0.0.0:0" && !strings.Contains(stderr, "--allow-remote") {
+			t.Errorf("%v: stderr %q does not name --allow-remote", args, stderr)
+		}
 	}
 }

@@ -37,6 +37,9 @@ func runWeb(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return usagef("--preset: %v", err)
 		}
 	}
+	if err := web.CheckAddr(*addr, *allowRemote); err != nil {
+		return usagef("%v", err)
+	}
 	env, err := newEnv(stderr, cwd, *logLevel, *dataDir)
 	if err != nil {
 		return err

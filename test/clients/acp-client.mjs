@@ -88,7 +88,7 @@ try {
     checkEq(readFileSync(join(ws, "allowed.txt"), "utf8"), "approved\n", "write (allowed): file on disk");
     checkEq(permissions.length, 1, "write (allowed): one permission request");
     const p0 = permissions[0];
-    checkEq(p0?.options.map((o) => o.optionId).join(","), "allow_once,reject_once", "permission: options");
+    checkEq(p0?.options.map((o) => o.optionId).join(","), "allow_once,allow_always,reject_once", "permission: options");
     const diff = p0?.toolCall.content?.find((c) => c.type === "diff");
     check(diff && diff.oldText === null && diff.newText === "approved\n", "permission: diff of a new file");
     check(p0?.toolCall.content?.some((c) => c.type === "content" && c.content.text === "The model's reason: Create the file you asked for."), "permission: justification text");

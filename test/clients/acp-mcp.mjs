@@ -61,6 +61,10 @@ try {
     checkEq(JSON.stringify(init.agentCapabilities.mcpCapabilities), `{"http":true,"sse":true}`, "initialize: mcpCapabilities");
     const sess = await agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers });
     const sessionId = sess.sessionId;
+    const status = Object.fromEntries((sess._meta?.["coding-agent"]?.mcpServers ?? []).map((m) => [m.name, m]));
+    check(status.fs?.started && status.fs.tools > 5 && status.everything?.started && status.fx?.started, `session/new _meta: started servers (${JSON.stringify(status)})`);
+    check(!status.quits?.started && /exit status 3/.test(status.quits?.error ?? ""), "session/new _meta: the server that exited, with its error");
+    check(!status.hangs?.started && /timed out/.test(status.hangs?.error ?? ""), "session/new _meta: the server that hung");
 
     const res = await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "Use the MCP tools." }] });
     checkEq(res.stopReason, "end_turn", "prompt 1: stopReason");

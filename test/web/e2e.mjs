@@ -145,6 +145,53 @@ const scenarios = {
     await screenshot(page, "image");
   },
 
+  // The Markdown renderer, fuzzed in the page: random strings of the
+  // characters Markdown cares about never throw, never hang, and make only
+  // the elements it knows (so nothing from the text became markup), with
+  // the text preserved.
+  async markdown(browser, problems) {
+    const page = await open(browser, url, problems);
+    const r = await page.evaluate(async () => {
+      const { renderMarkdown, stableCut } = await import("/static/markdown.js");
+      const html = (f) => { const d = document.createElement("div"); d.append(f); return d.innerHTML; };
+      const allowed = new Set(["P", "H3", "H4", "H5", "H6", "PRE", "CODE", "UL", "OL", "LI", "BLOCKQUOTE", "HR", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD", "DIV", "STRONG", "EM", "DEL", "A", "BR"]);
+      const alphabet = ["\n\nword", "\n\n```\n", "\n\n- x", "\n\n    y", "\n\n# h", "*", "_", "~", "`", "```", "#", "-", "+", "1.", ">", "|", "[", "]", "(", ")", "!", "\\", "<", ">", "&", "\n", "\n\n", " ", "  ", "a", "b", "http://x", "<script>", "<img src=x onerror=alert(1)>", "\u202e", "\u001b"];
+      let seed = 12345;
+      const rnd = (n) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+      let worst = 0, bad = [], splits = 0;
+      for (let i = 0; i < 3000; i++) {
+        let s = "";
+        const len = 1 + rnd(60);
+        for (let k = 0; k < len; k++) s += alphabet[rnd(alphabet.length)];
+        const t0 = performance.now();
+        let frag;
+        try { frag = renderMarkdown(s); } catch (e) { bad.push("throws: " + JSON.stringify(s) + " " + e); continue; }
+        worst = Math.max(worst, performance.now() - t0);
+        const div = document.createElement("div");
+        div.append(frag);
+        // Streaming renders the stable prefix once: it must not change
+        // the result.
+        const cut = stableCut(s, 0);
+        if (cut > 0) {
+          splits++;
+          const whole = div.innerHTML, parts = html(renderMarkdown(s.slice(0, cut))) + html(renderMarkdown(s.slice(cut)));
+          if (whole !== parts) bad.push("split at " + cut + " changes " + JSON.stringify(s));
+        }
+        for (const e of div.querySelectorAll("*")) if (!allowed.has(e.tagName)) bad.push("element " + e.tagName + " from " + JSON.stringify(s));
+        for (const a of div.querySelectorAll("a")) if (!/^(https?:|mailto:)/.test(a.getAttribute("href"))) bad.push("href " + a.getAttribute("href"));
+        if (/[\u0000-\u0008\u000b-\u001f\u202e]/.test(div.textContent)) bad.push("control character kept from " + JSON.stringify(s));
+      }
+      // A long message stays fast.
+      const long = ("## Head\n\nSome *text* with `code` and [a link](https://example.com).\n\n- item\n- item\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```go\nfunc main() {}\n```\n\n").repeat(400);
+      const t0 = performance.now();
+      renderMarkdown(long);
+      return { worst, splits, bad: bad.slice(0, 10), longMs: performance.now() - t0, longChars: long.length };
+    });
+    console.log("markdown fuzz:", JSON.stringify(r));
+    assert(r.bad.length === 0, "markdown: " + r.bad.join("\n"));
+    assert(r.splits > 300, "the fuzz split few messages: " + r.splits);
+  },
+
   // Two tabs on one session see the same stream.
   async tabs(browser, problems) {
     const a = await open(browser, url, problems);

@@ -81,14 +81,11 @@ func New(addr string, allowRemote bool, opts Options) (*Server, error) {
 	if opts.Env == nil {
 		return nil, errors.New("web: Options.Env is required")
 	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("--addr %q: %v (want HOST:PORT, e.g. 127.0.0.1:8080)", addr, err)
+	if err := CheckAddr(addr, allowRemote); err != nil {
+		return nil, err
 	}
+	host, _, _ := net.SplitHostPort(addr)
 	loopback := isLoopback(host)
-	if !loopback && !allowRemote {
-		return nil, fmt.Errorf("--addr %q is not a loopback address: anyone who can reach it could run commands as you; pass --allow-remote to accept that", addr)
-	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -118,6 +115,19 @@ func New(addr string, allowRemote bool, opts Options) (*Server, error) {
 	s.cookie = fmt.Sprintf("coding-agent-%d", port)
 	s.hub = newHub(opts.Env, logger)
 	return s, nil
+}
+
+// CheckAddr reports what is wrong with a listening address: not HOST:PORT,
+// or not loopback without allowRemote.
+func CheckAddr(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %v (want HOST:PORT, e.g. 127.0.0.1:8080)", addr, err)
+	}
+	if !isLoopback(host) && !allowRemote {
+		return fmt.Errorf("--addr %q is not a loopback address: anyone who can reach it could run commands as you; pass --allow-remote to accept that", addr)
+	}
+	return nil
 }
 
 func isLoopback(host string) bool {

@@ -4,7 +4,7 @@
 // goes into text nodes (markdown.js builds elements itself), neutralized.
 
 import { Connection } from "./acp.js";
-import { renderMarkdown } from "./markdown.js";
+import { renderMarkdown, stableCut } from "./markdown.js";
 import { unifiedDiff } from "./diff.js";
 import { el, neutralize, setText, terminalText } from "./text.js";
 
@@ -122,11 +122,9 @@ class Card {
     const nodes = [];
     for (const c of this.content) {
       if (c.type === "content" && c.content?.type === "text") {
-        let t = terminalText(c.content.text);
-        if (running) {
-          const lines = t.split("\n");
-          if (lines.length > LIVE_TAIL_LINES) t = lines.slice(-LIVE_TAIL_LINES).join("\n");
-        }
+        // While it runs, only the tail is shown: cut it before any other
+        // work, so a flood of output costs the same per frame as a trickle.
+        const t = terminalText(running ? tailLines(c.content.text, LIVE_TAIL_LINES) : c.content.text);
         if (t) nodes.push(el("pre", { class: "output" }, t));
       } else if (c.type === "diff") {
         nodes.push(renderDiff(c.path, c.oldText, c.newText));
@@ -192,6 +190,17 @@ class Card {
   }
 }
 
+// tailLines returns the last n lines of s.
+function tailLines(s, n) {
+  let i = s.length;
+  if (s.endsWith("\n")) i--;
+  for (let k = 0; k < n; k++) {
+    i = s.lastIndexOf("\n", i - 1);
+    if (i < 0) return s;
+  }
+  return s.slice(i + 1);
+}
+
 function renderDiff(path, oldText, newText) {
   const lines = unifiedDiff(oldText ?? null, newText ?? "");
   const pre = el("pre", { class: "diff-lines" });
@@ -245,10 +254,10 @@ class View {
         break;
       }
       case "agent_message_chunk": {
-        const b = this.block("agent", u.messageId ?? null, () => ({ node: el("div", { class: "msg agent" }), text: "" }));
+        const b = this.block("agent", u.messageId ?? null, () => ({ node: el("div", { class: "msg agent" }), text: "", frozen: 0, live: [] }));
         if (u.content?.type === "text") {
           b.text += u.content.text;
-          later(b, () => b.node.replaceChildren(renderMarkdown(b.text)));
+          later(b, () => renderStreaming(b));
         } else addContent(b.node, u.content);
         break;
       }
@@ -327,6 +336,25 @@ class View {
   }
 }
 
+// renderStreaming renders a streaming message without redoing all of it
+// every frame: the text up to the last block boundary that no later text
+// can change (a blank line outside a code fence, before a line that does
+// not continue a list or an indented block) is rendered once and kept;
+// only the rest is rendered again.
+function renderStreaming(b) {
+  const cut = stableCut(b.text, b.frozen);
+  if (cut > b.frozen) {
+    for (const n of b.live) n.remove();
+    b.live = [];
+    b.node.append(renderMarkdown(b.text.slice(b.frozen, cut)));
+    b.frozen = cut;
+  }
+  for (const n of b.live) n.remove();
+  const frag = renderMarkdown(b.text.slice(b.frozen));
+  b.live = [...frag.childNodes];
+  b.node.append(frag);
+}
+
 function addContent(node, c) {
   if (!c) return;
   if (c.type === "text") {
@@ -362,7 +390,7 @@ function status(text, error = false) {
 }
 
 function errorText(e) {
-  return neutralize(e?.message ?? String(e), true) + (e?.data ? " " + neutralize(JSON.stringify(e.data), true) : "");
+  return neutralize(e?.message ?? String(e), true);
 }
 
 async function connect() {
@@ -371,8 +399,10 @@ async function connect() {
     notify: onNotify,
     request: onRequest,
     close: () => {
-      status("Disconnected from coding-agent. Reload the page to reconnect.", true);
+      status("Disconnected from coding-agent.", true);
+      $("status").append(" ", el("button", { type: "button", onclick: () => location.reload() }, "Reconnect"));
       document.body.dataset.connected = "false";
+      setPrompting(false);
     },
   });
   await app.conn.opened;
@@ -620,6 +650,7 @@ async function send(ev) {
   const prompt = app.attachments.map((a) => ({ type: "image", mimeType: a.mimeType, data: a.data }));
   if (text.trim()) prompt.push({ type: "text", text });
   box.value = "";
+  const attached = app.attachments;
   app.attachments = [];
   renderAttachments();
   hideCommands();
@@ -629,6 +660,13 @@ async function send(ev) {
     if (r?.stopReason && r.stopReason !== "end_turn") app.view.note(stopText(r.stopReason), "note stop");
   } catch (e) {
     app.view.note("Error: " + errorText(e), "note error");
+    // Nothing the person typed is lost: a prompt that failed goes back
+    // into the box (unless they started typing another).
+    if (!box.value) box.value = text;
+    if (!app.attachments.length) {
+      app.attachments = attached;
+      renderAttachments();
+    }
   } finally {
     setPrompting(false);
     listSessions().catch(() => {});

@@ -292,3 +292,30 @@ function matchBracket(s, i) {
   }
   return -1;
 }
+
+const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})/;
+const CONTINUES = /^(\s|[-*+] |\d{1,9}[.)] |>|\|)/;
+
+// stableCut returns the end of the longest prefix of text (from "from"
+// on) whose rendering no text appended later can change: rendering
+// text[:cut] and text[cut:] apart gives what rendering text does. A
+// streaming message renders that prefix once.
+export function stableCut(text, from = 0) {
+  let cut = from, fences = 0, pos = from;
+  for (;;) {
+    const nl = text.indexOf("\n", pos);
+    if (nl < 0) return cut;
+    const line = text.slice(pos, nl);
+    if (FENCE_LINE.test(line)) fences++;
+    // A blank line, outside a fence, followed by a complete line that
+    // starts a new block.
+    if (line.trim() === "" && fences % 2 === 0 && pos > from) {
+      const next = text.indexOf("\n", nl + 1);
+      if (next < 0) return cut;
+      const following = text.slice(nl + 1, next);
+      if (following.trim() !== "" && !CONTINUES.test(following)) cut = nl + 1;
+    }
+    pos = nl + 1;
+  }
+}
+
