@@ -530,6 +530,8 @@ func (n *SessionNotification) UnmarshalJSON(data []byte) error {
 		u = new(UsageUpdate)
 	case "session_info_update":
 		u = new(SessionInfoUpdate)
+	case "compaction_update":
+		u = new(CompactionUpdate)
 	default:
 		return fmt.Errorf("update.sessionUpdate: unknown variant %q", tag.Kind)
 	}
@@ -764,6 +766,21 @@ type Cost struct {
 	Amount   float64 `json:"amount"`
 	Currency string  `json:"currency"`
 }
+
+// CompactionUpdate is a "compaction_update" update (ACP v1, sent only to
+// clients that advertise clientCapabilities.session.compaction): one
+// compaction, addressed by its id, in_progress then completed, failed or
+// cancelled. Summary and Error are patch fields: nil leaves them as they
+// were.
+type CompactionUpdate struct {
+	CompactionID string          `json:"compactionId"`
+	Status       string          `json:"status"`
+	Summary      *[]ContentBlock `json:"summary,omitempty"`
+	Error        *string         `json:"error,omitempty"`
+}
+
+// SessionUpdateKind implements [SessionUpdate].
+func (*CompactionUpdate) SessionUpdateKind() string { return "compaction_update" }
 
 // SessionInfoUpdate is a "session_info_update" update. A nil field is
 // omitted (unchanged).

@@ -114,6 +114,9 @@ func TestSessionUpdateUnion(t *testing.T) {
 			`{"sessionUpdate":"usage_update","used":10,"size":100,"cost":{"amount":0.5,"currency":"USD"}}`},
 		{&SessionInfoUpdate{Title: ptr("T")}, `{"sessionUpdate":"session_info_update","title":"T"}`},
 		{&SessionInfoUpdate{}, `{"sessionUpdate":"session_info_update"}`},
+		{&CompactionUpdate{CompactionID: "cmp_1", Status: "in_progress"}, `{"sessionUpdate":"compaction_update","compactionId":"cmp_1","status":"in_progress"}`},
+		{&CompactionUpdate{CompactionID: "cmp_1", Status: "completed", Summary: &[]ContentBlock{TextBlock("s")}},
+			`{"sessionUpdate":"compaction_update","compactionId":"cmp_1","status":"completed","summary":[{"type":"text","text":"s"}]}`},
 	} {
 		t.Run(test.update.SessionUpdateKind(), func(t *testing.T) {
 			n := SessionNotification{SessionID: "s1", Update: test.update}

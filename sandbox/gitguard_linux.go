@@ -28,8 +28,9 @@ import (
 // (SECCOMP_USER_NOTIF_FLAG_CONTINUE would re-read the path from the
 // caller's memory, which another thread can change after the check). It
 // copies the arguments once, decides on the copy, and performs the call
-// itself, on an executor thread that has exactly the command's rights (the
-// same Landlock rules, no capabilities, the same user), with the caller's
+// itself, on a thread that has exactly the command's rights (the thread
+// that started bash, in the full mode; otherwise an executor thread with
+// the same Landlock rules, no capabilities, the same user), with the caller's
 // directory descriptors, cwd and umask. The result (an errno, a value, or a
 // descriptor installed in the caller) is sent back. The name a call
 // creates is always the last component of a path the executor holds; it is
@@ -209,39 +210,64 @@ type gitGuard struct {
 	work     chan *gitReq
 	inflight sync.WaitGroup
 
+	cookie uint64 // in the sixth argument of the guard's own calls (seccompProgram)
+	// inline: serve runs on the restricted thread and performs calls
+	// itself (full mode); otherwise on an unrestricted one that hands
+	// every call to an executor (degraded mode, see newGitGuard).
+	inline bool
+	slow   chan seccompNotif
+
+	mu        sync.Mutex // executors, broken
 	executors int
 	broken    error // an executor could not restrict itself
 }
 
-// maxExecutors bounds the executor threads. One executor serves calls in
-// turn; another starts when all are busy, because an emulated call can
-// block (open(O_CREAT) of an existing FIFO waits for a reader).
+// maxExecutors bounds the executor threads. An emulated call that may
+// block (open(O_CREAT) of an existing FIFO waits for a reader, a lock of
+// a directory held by someone else) goes to an executor, and another one
+// starts when all are busy.
 const maxExecutors = 16
 
-// startGitGuard serves the notifications of listener in the background;
-// rules are the command's Landlock rules, masked the private tmpfs mounts
-// (full mode). It returns at once: the kernel queues calls that arrive
-// before the supervisor runs.
-func startGitGuard(listener int, rules []llRule, denyTCP bool, masked []string) {
-	g := &gitGuard{listener: listener, rules: rules, denyTCP: denyTCP, work: make(chan *gitReq)}
+// newGitGuard prepares the supervisor of listener; rules are the
+// command's Landlock rules, masked the private tmpfs mounts (full mode),
+// cookie the filter's (seccompProgram).
+//
+// inline is for the full mode only. The serving thread is in the
+// command's Landlock domain, so the command may signal it; as PID 1 of the
+// namespaces the helper ignores SIGKILL and SIGSTOP from inside, and its
+// death would end every process of the command anyway. In the degraded
+// mode the helper is only a subreaper: a command that could stop or kill
+// it would leave its orphans running, so serve runs on an unrestricted
+// thread, outside the domain.
+func newGitGuard(listener int, rules []llRule, denyTCP bool, masked []string, cookie uint64, inline bool) *gitGuard {
+	g := &gitGuard{listener: listener, rules: rules, denyTCP: denyTCP, cookie: cookie, inline: inline,
+		work: make(chan *gitReq), slow: make(chan seccompNotif)}
 	for _, d := range masked {
 		var st unix.Stat_t
 		if unix.Stat(d, &st) == nil {
 			g.privDevs = append(g.privDevs, st.Dev)
 		}
 	}
-	go g.serve()
+	return g
 }
 
 // serve receives notifications until no process uses the filter any more.
+// It runs on the thread that started bash: restricted like the command
+// (the same Landlock domain, which lets it read the callers' memory and
+// descriptors; no capabilities; the same filter, passed with the cookie),
+// it performs most calls itself, with one wake-up of the caller and one of
+// itself per call. What may block goes to an executor; a caller it may not
+// read (one that made itself undumpable) goes to the unrestricted
+// supervisor goroutine (slowPath).
 func (g *gitGuard) serve() {
+	g.inflight.Add(1) // slowPath's
+	go g.slowPath()
 	defer func() {
+		close(g.slow)
 		// Executors may still be answering; the descriptor number must
 		// not be reused under them.
 		go func() { g.inflight.Wait(); unix.Close(g.listener) }()
 	}()
-	// The first executor starts at once, while bash starts.
-	g.spawn()
 	fds := []unix.PollFd{{Fd: int32(g.listener), Events: unix.POLLIN}}
 	for {
 		fds[0].Revents = 0
@@ -262,6 +288,35 @@ func (g *gitGuard) serve() {
 			return
 		}
 		r, errno := g.prepare(&n)
+		switch {
+		case errno == 0:
+		case g.inline && (errno == unix.EPERM || errno == unix.EACCES || errno == unix.EFAULT):
+			// Perhaps only this thread may not read the caller.
+			closeAll(r.fds)
+			g.slow <- n
+			continue
+		default:
+			closeAll(r.fds)
+			g.send(n.ID, 0, errno)
+			continue
+		}
+		if !g.valid(n.ID) {
+			closeAll(r.fds)
+			continue
+		}
+		g.inflight.Add(1)
+		if !g.inline || !g.handle(r, true) {
+			g.dispatch(r)
+		}
+	}
+}
+
+// slowPath prepares, on an unrestricted thread, the calls that serve could
+// not read, and hands them to executors.
+func (g *gitGuard) slowPath() {
+	defer g.inflight.Done()
+	for n := range g.slow {
+		r, errno := g.prepare(&n)
 		if errno != 0 {
 			closeAll(r.fds)
 			g.send(n.ID, 0, errno)
@@ -271,6 +326,7 @@ func (g *gitGuard) serve() {
 			closeAll(r.fds)
 			continue
 		}
+		g.inflight.Add(1)
 		g.dispatch(r)
 	}
 }
@@ -528,18 +584,21 @@ func (g *gitGuard) valid(id uint64) bool {
 	return ioctlPtr(g.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
 }
 
-// dispatch hands r to an idle executor, starting one when all are busy.
+// dispatch hands r (counted in inflight) to an idle executor, starting
+// one when all are busy.
 func (g *gitGuard) dispatch(r *gitReq) {
-	g.inflight.Add(1)
 	select {
 	case g.work <- r:
 		return
 	default:
 	}
+	g.mu.Lock()
 	if g.executors < maxExecutors {
 		g.spawn()
 	}
-	if g.executors == 0 {
+	n := g.executors
+	g.mu.Unlock()
+	if n == 0 {
 		closeAll(r.fds)
 		g.send(r.id, 0, unix.EPERM)
 		g.inflight.Done()
@@ -548,9 +607,10 @@ func (g *gitGuard) dispatch(r *gitReq) {
 	g.work <- r
 }
 
-// spawn starts an executor and waits until it is restricted. If it cannot
-// restrict itself, no call is ever performed with more rights than the
-// command's: without an executor every trapped call fails with EPERM.
+// spawn starts an executor and waits until it is restricted; g.mu is
+// held. If it cannot restrict itself, no call is ever performed with more
+// rights than the command's: without an executor every call handed to one
+// fails with EPERM.
 func (g *gitGuard) spawn() {
 	if g.broken != nil {
 		return
@@ -581,30 +641,53 @@ func (g *gitGuard) executor(ready chan<- error) {
 		return
 	}
 	for r := range g.work {
-		g.handle(r)
+		g.handle(r, false)
 	}
 }
 
-func (g *gitGuard) handle(r *gitReq) {
-	defer g.inflight.Done()
-	defer closeAll(r.fds)
+// handle performs r and answers it. inline is serve's own thread: there
+// a call that could block is not performed but left (handle returns
+// false, nothing done, nothing answered) for an executor.
+func (g *gitGuard) handle(r *gitReq, inline bool) bool {
+	if inline && r.isOpen && r.flags&unix.O_ACCMODE == unix.O_RDONLY && r.flags&unix.O_CREAT != 0 {
+		return false // a read-only open of a FIFO waits for a writer: rare, left to an executor
+	}
 	if r.umask >= 0 {
 		unix.Umask(r.umask)
 	}
-	x := &execCall{g: g, r: r, lock: -1}
+	x := &execCall{g: g, r: r, lock: -1, inline: inline}
 	defer closeAll(x.fds)
 	defer x.unlock()
 	if r.isOpen {
 		fd, e := x.open()
+		if x.wouldBlock {
+			return false
+		}
 		if e != 0 {
-			g.send(r.id, 0, e)
-			return
+			g.done(r, 0, e)
+			return true
 		}
 		g.sendFD(r.id, fd, r.cloexec)
 		unix.Close(fd)
-		return
+		g.done(r, -1, 0)
+		return true
 	}
-	g.send(r.id, 0, x.other())
+	e := x.other()
+	if x.wouldBlock {
+		return false
+	}
+	g.done(r, 0, e)
+	return true
+}
+
+// done answers r (unless val < 0: answered already), closes its
+// descriptors and counts it out of inflight.
+func (g *gitGuard) done(r *gitReq, val int64, errno unix.Errno) {
+	if val >= 0 {
+		g.send(r.id, val, errno)
+	}
+	closeAll(r.fds)
+	g.inflight.Done()
 }
 
 // send answers the call with an error, or with val when errno is 0. ENOENT
@@ -629,11 +712,32 @@ func (g *gitGuard) sendFD(id uint64, fd int, cloexec bool) {
 }
 
 // execCall performs one call on an executor thread.
+// sys makes a system call that the filter would send to the guard, with
+// the cookie that lets the guard's own thread make it (seccompProgram).
+func (g *gitGuard) sys(nr, a0, a1, a2, a3, a4 uintptr) unix.Errno {
+	_, e := g.sysv(nr, a0, a1, a2, a3, a4)
+	return e
+}
+
+func (g *gitGuard) sysv(nr, a0, a1, a2, a3, a4 uintptr) (uintptr, unix.Errno) {
+	r, _, e := unix.Syscall6(nr, a0, a1, a2, a3, a4, uintptr(g.cookie))
+	return r, e
+}
+
+func (g *gitGuard) openat2(dir int, path string, how *unix.OpenHow) (int, unix.Errno) {
+	p := cstr(path)
+	fd, e := g.sysv(unix.SYS_OPENAT2, uintptr(dir), uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(how)), unsafe.Sizeof(*how), 0)
+	return int(fd), e
+}
+
 type execCall struct {
 	g    *gitGuard
 	r    *gitReq
 	fds  []int
 	lock int // a directory mayCreate locked, or -1
+	// inline: on serve's thread, where nothing may block; wouldBlock:
+	// the call was not performed because it could have.
+	inline, wouldBlock bool
 }
 
 // isGitName reports whether name is the protected `.git`, in any case
@@ -671,9 +775,9 @@ func (x *execCall) parent(a pathArg, resolve uint64) (int, string, unix.Errno) {
 		return a.dir, base, 0
 	}
 	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: resolve | unix.RESOLVE_NO_MAGICLINKS}
-	fd, err := unix.Openat2(a.dir, d, &how)
-	if err != nil {
-		return -1, "", errnoOf(err)
+	fd, e := x.g.openat2(a.dir, d, &how)
+	if e != 0 {
+		return -1, "", e
 	}
 	x.fds = append(x.fds, fd)
 	return fd, base, 0
@@ -705,7 +809,14 @@ func (x *execCall) mayCreate(dir int, base string) bool {
 		// Blocks while another creation of a piece in dir (this command's,
 		// another command's, a file tool's) holds the lock; another
 		// executor serves the command's other calls meanwhile.
-		err = unix.Flock(fd, unix.LOCK_EX)
+		how := unix.LOCK_EX
+		if x.inline {
+			how |= unix.LOCK_NB
+		}
+		err = unix.Flock(fd, how)
+		if err == unix.EWOULDBLOCK && x.inline {
+			x.wouldBlock = true
+		}
 		if err != unix.EINTR {
 			break
 		}
@@ -740,9 +851,9 @@ func (x *execCall) other() unix.Errno {
 		}
 		p := cstr(base)
 		if r.op == opMkdir {
-			return rawErr(unix.Syscall(unix.SYS_MKDIRAT, uintptr(dir), uintptr(unsafe.Pointer(p)), uintptr(r.mode)))
+			return x.g.sys(unix.SYS_MKDIRAT, uintptr(dir), uintptr(unsafe.Pointer(p)), uintptr(r.mode), 0, 0)
 		}
-		return rawErr(unix.Syscall6(unix.SYS_MKNODAT, uintptr(dir), uintptr(unsafe.Pointer(p)), uintptr(r.mode), uintptr(r.dev), 0, 0))
+		return x.g.sys(unix.SYS_MKNODAT, uintptr(dir), uintptr(unsafe.Pointer(p)), uintptr(r.mode), uintptr(r.dev), 0)
 	case opSymlink:
 		dir, base, e := x.parent(r.b, 0)
 		if e != 0 {
@@ -751,7 +862,8 @@ func (x *execCall) other() unix.Errno {
 		if !x.mayCreate(dir, base) {
 			return unix.EPERM
 		}
-		return errnoOf(unix.Symlinkat(r.symlinkT, dir, base))
+		t, p := cstr(r.symlinkT), cstr(base)
+		return x.g.sys(unix.SYS_SYMLINKAT, uintptr(unsafe.Pointer(t)), uintptr(dir), uintptr(unsafe.Pointer(p)), 0, 0)
 	case opLink, opRename:
 		odir, obase := r.a.dir, r.a.path
 		if !(r.op == opLink && r.a.path == "") {
@@ -769,13 +881,13 @@ func (x *execCall) other() unix.Errno {
 		}
 		op, np := cstr(obase), cstr(nbase)
 		if r.op == opLink {
-			return rawErr(unix.Syscall6(unix.SYS_LINKAT, uintptr(odir), uintptr(unsafe.Pointer(op)), uintptr(ndir), uintptr(unsafe.Pointer(np)), uintptr(r.flags), 0))
+			return x.g.sys(unix.SYS_LINKAT, uintptr(odir), uintptr(unsafe.Pointer(op)), uintptr(ndir), uintptr(unsafe.Pointer(np)), uintptr(r.flags))
 		}
 		// RENAME_EXCHANGE gives the old path's name to the new object too.
 		if r.flags&unix.RENAME_EXCHANGE != 0 && !x.mayCreate(odir, obase) {
 			return unix.EPERM
 		}
-		return rawErr(unix.Syscall6(unix.SYS_RENAMEAT2, uintptr(odir), uintptr(unsafe.Pointer(op)), uintptr(ndir), uintptr(unsafe.Pointer(np)), uintptr(r.flags), 0))
+		return x.g.sys(unix.SYS_RENAMEAT2, uintptr(odir), uintptr(unsafe.Pointer(op)), uintptr(ndir), uintptr(unsafe.Pointer(np)), uintptr(r.flags))
 	}
 	return unix.ENOSYS
 }
@@ -786,9 +898,36 @@ const maxSymlinks = 40
 // open performs open, openat, creat and openat2 and returns the new
 // descriptor (close-on-exec in the helper).
 func (x *execCall) open() (int, unix.Errno) {
+	if !x.inline || x.r.flags&(unix.O_NONBLOCK|unix.O_PATH) != 0 {
+		return x.openWith(0)
+	}
+	// On serve's thread: O_NONBLOCK, so that a FIFO without a reader (or
+	// a file under a lease) does not block the guard; such a call goes to
+	// an executor, which opens it as asked. Nothing was created then.
+	fd, e := x.openWith(unix.O_NONBLOCK)
+	switch {
+	case e == unix.ENXIO || e == unix.EAGAIN:
+		x.wouldBlock = true
+		return -1, e
+	case e != 0:
+		return -1, e
+	}
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err == nil {
+		_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, errnoOf(err)
+	}
+	return fd, 0
+}
+
+// openWith is open with extra flags.
+func (x *execCall) openWith(extra uint64) (int, unix.Errno) {
 	r := x.r
 	legacy := r.op == opOpen
-	flags, mode := r.flags, r.mode
+	flags, mode := r.flags|extra, r.mode
 	if legacy {
 		flags = uint64(uint32(flags))
 		if flags&unix.O_PATH != 0 {
@@ -805,18 +944,14 @@ func (x *execCall) open() (int, unix.Errno) {
 	one := func(dir int, name string, fl uint64, resolve uint64) (int, unix.Errno) {
 		if legacy && resolve == 0 {
 			p := cstr(name)
-			fd, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(dir), uintptr(unsafe.Pointer(p)), uintptr(fl|unix.O_CLOEXEC), uintptr(mode), 0, 0)
+			fd, e := x.g.sysv(unix.SYS_OPENAT, uintptr(dir), uintptr(unsafe.Pointer(p)), uintptr(fl|unix.O_CLOEXEC), uintptr(mode), 0)
 			if e != 0 {
 				return -1, e
 			}
 			return int(fd), 0
 		}
 		how := unix.OpenHow{Flags: fl | unix.O_CLOEXEC, Mode: mode, Resolve: resolve}
-		fd, err := unix.Openat2(dir, name, &how)
-		if err != nil {
-			return -1, errnoOf(err)
-		}
-		return fd, 0
+		return x.g.openat2(dir, name, &how)
 	}
 	if r.a.magic {
 		// The caller's own descriptor, reopened: the link exists, so

@@ -84,6 +84,28 @@ func gitTool(op string, args []string) int {
 		if _, _, e := unix.Syscall(nr, uintptr(unsafe.Pointer(p)), 0o755, 0); e != 0 {
 			err = e
 		}
+	case "undumpable": // a caller the guard's own thread may not read: created through the fallback
+		if os.Getuid() != 0 {
+			// As a non-root user the helper cannot read such a caller
+			// either: its calls fail with EFAULT (known, README).
+			fmt.Println("OK")
+			return 0
+		}
+		if err = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			break
+		}
+		var fd int
+		if fd, err = unix.Open(arg(0), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644); err == nil {
+			unix.Close(fd)
+			if err = unix.Mkdir(arg(0)+"d", 0o755); err == nil {
+				err = unix.Mkdir(filepath.Join(filepath.Dir(arg(0)), ".git"), 0o755)
+				if errors.Is(err, unix.EPERM) {
+					err = nil
+				} else if err == nil {
+					err = errors.New("created .git")
+				}
+			}
+		}
 	case "toctou": // toctou DIR N: mkdir a path that another thread flips
 		err = toctou(arg(0), arg(1))
 	default:
@@ -323,6 +345,9 @@ func TestGitGuardSemantics(t *testing.T) {
 			func(f *fixture, out string) string {
 				return want(out == "out\n" && read(f.ws+"/fd3.txt") == "hi\n" && read(f.ws+"/cwd.txt") == "cwd\n" && read(f.ws+"/four.txt") == "four\n", "reopened")
 			}},
+		{"an undumpable caller", "SANDBOX_GITGUARD_TOOL=undumpable $EXE ud.txt", func(f *fixture, out string) string {
+			return want(out == "OK\n" && (os.Getuid() != 0 || exists(f.ws+"/ud.txt") && exists(f.ws+"/ud.txtd")), "OK, created, .git refused")
+		}},
 		{"close-on-exec of the installed descriptor", "SANDBOX_GITGUARD_TOOL=cloexec $EXE ce", func(f *fixture, out string) string {
 			return want(out == "cloexec=1 plain=0\nOK\n", "cloexec=1 plain=0")
 		}},

@@ -3,6 +3,8 @@
 package sandbox
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -196,18 +198,31 @@ func fail(step string, err error) int {
 // with the goroutine and no other code ever runs on it.
 func (h *helper) startRestricted(done chan<- error) {
 	runtime.LockOSThread()
+	// Its own cwd and umask (fs_struct): the git guard sets the umask per
+	// call on this thread.
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		done <- fmt.Errorf("unshare CLONE_FS: %w", err)
+		return
+	}
 	rules := h.rules()
 	if err := landlockRestrictThread(rules, !h.cfg.Namespaces); err != nil {
 		done <- err
 		return
 	}
-	listener, err := seccompRestrictThread(!h.cfg.Namespaces)
+	var c [8]byte
+	if _, err := rand.Read(c[:]); err != nil {
+		done <- err
+		return
+	}
+	cookie := binary.LittleEndian.Uint64(c[:])
+	listener, err := seccompRestrictThread(!h.cfg.Namespaces, cookie)
 	if err != nil {
 		done <- err
 		return
 	}
-	// Served before bash starts: bash's name-creating calls wait for it.
-	startGitGuard(listener, rules, !h.cfg.Namespaces, h.masked)
+	// This thread serves the filter once bash runs: bash's name-creating
+	// calls wait for it meanwhile.
+	guard := newGitGuard(listener, rules, !h.cfg.Namespaces, h.masked, cookie, h.cfg.Namespaces)
 	if err := dropCaps(); err != nil {
 		done <- err
 		return
@@ -224,6 +239,11 @@ func (h *helper) startRestricted(done chan<- error) {
 	}
 	h.bash = cmd.Process.Pid
 	done <- nil
+	if guard.inline {
+		guard.serve()
+	} else {
+		go guard.serve() // on an unrestricted thread: see newGitGuard
+	}
 }
 
 // wait reaps until bash exits, then kills and reaps everything else, and

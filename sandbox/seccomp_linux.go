@@ -30,8 +30,13 @@ func seccompArch() (uint32, error) {
 // without the system calls a filter sees. The strict filter (degraded mode,
 // no network namespace) allows only AF_UNIX sockets. Both send the calls
 // that create names to the git guard (gitguard_linux.go): those of
-// gitTrapped, and open/openat when the flags have O_CREAT.
-func seccompProgram(strict bool) ([]unix.SockFilter, error) {
+// gitTrapped, and open/openat when the flags have O_CREAT, except when
+// the sixth argument register holds cookie (gitguard_linux.go: the
+// restricted thread that started bash serves those calls and performs them
+// itself, under the same filter). cookie is random per command and never
+// leaves the helper; the command cannot read its own filter (that needs
+// CAP_SYS_ADMIN) nor the helper's memory (not dumpable).
+func seccompProgram(strict bool, cookie uint64) ([]unix.SockFilter, error) {
 	arch, err := seccompArch()
 	if err != nil {
 		return nil, err
@@ -48,6 +53,7 @@ func seccompProgram(strict bool) ([]unix.SockFilter, error) {
 		offArg0 = 16 // low 32 bits on little-endian
 		offArg1 = 24
 		offArg2 = 32
+		offArg5 = 56 // low half; the high half at 60
 	)
 	allow := uint32(unix.SECCOMP_RET_ALLOW)
 	eperm := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
@@ -80,6 +86,14 @@ func seccompProgram(strict bool) ([]unix.SockFilter, error) {
 	for _, nr := range denied {
 		p = append(p, unix.SockFilter{Code: jeq, K: nr, Jf: 1}, unix.SockFilter{Code: ret, K: eperm})
 	}
+	// The guard's own calls: the cookie in the sixth argument.
+	p = append(p,
+		unix.SockFilter{Code: ld, K: offArg5},
+		unix.SockFilter{Code: jeq, K: uint32(cookie), Jf: 3},
+		unix.SockFilter{Code: ld, K: offArg5 + 4},
+		unix.SockFilter{Code: jeq, K: uint32(cookie >> 32), Jf: 1},
+		unix.SockFilter{Code: ret, K: allow},
+		unix.SockFilter{Code: ld, K: offNR})
 	notify := uint32(unix.SECCOMP_RET_USER_NOTIF)
 	for _, nr := range gitTrapped() {
 		p = append(p, unix.SockFilter{Code: jeq, K: nr, Jf: 1}, unix.SockFilter{Code: ret, K: notify})
@@ -108,10 +122,10 @@ func seccompAvailable() bool {
 
 // seccompRestrictThread loads the filter on the calling thread only (no
 // TSYNC); no_new_privs must be set. It returns the listener descriptor of
-// the filter's user notifications (close-on-exec), for startGitGuard. The
+// the filter's user notifications (close-on-exec), for the git guard. The
 // calling thread must make no trapped call before the listener is served.
-func seccompRestrictThread(strict bool) (int, error) {
-	prog, err := seccompProgram(strict)
+func seccompRestrictThread(strict bool, cookie uint64) (int, error) {
+	prog, err := seccompProgram(strict, cookie)
 	if err != nil {
 		return -1, err
 	}

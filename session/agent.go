@@ -29,6 +29,9 @@ type Agent struct {
 	mu         sync.Mutex
 	sessions   map[string]*agentSession
 	clientAuth clientAuth
+	// compactionUpdates says the client takes compaction_update
+	// (clientCapabilities.session.compaction); others see a text marker.
+	compactionUpdates bool
 	// prompting counts the prompts of this connection running per session.
 	prompting map[string]int
 }
@@ -68,6 +71,7 @@ func (a *Agent) Initialize(ctx context.Context, req *rpc.InitializeRequest) (*rp
 	st := a.env.reportedSandbox(ctx)
 	a.mu.Lock()
 	a.clientAuth = parseClientAuth(req.ClientCapabilities)
+	a.compactionUpdates = clientTakesCompaction(req.ClientCapabilities)
 	methods := authMethods(a.clientAuth)
 	a.mu.Unlock()
 	// The probe starts once the answer has been written (see Env.Start).
@@ -148,6 +152,14 @@ func (a *Agent) wire(opts *Options, sid string) {
 			return
 		}
 		u := wireUpdate(ev)
+		if c, ok := ev.(*Compaction); ok {
+			a.mu.Lock()
+			native := a.compactionUpdates
+			a.mu.Unlock()
+			if native {
+				u = compactionUpdate(c)
+			}
+		}
 		if u == nil {
 			return
 		}

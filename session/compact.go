@@ -2,10 +2,12 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/models"
 )
 
@@ -379,4 +381,32 @@ func (s *Session) compactNow(ctx context.Context, model models.Model, system str
 		return "", err
 	}
 	return StopEndTurn, nil
+}
+
+// clientTakesCompaction reads clientCapabilities.session.compaction: an
+// object (even {}) means yes; absent or null, no.
+func clientTakesCompaction(c *rpc.ClientCapabilities) bool {
+	if c == nil || len(c.Session) == 0 {
+		return false
+	}
+	var sess map[string]json.RawMessage
+	if json.Unmarshal(c.Session, &sess) != nil {
+		return false
+	}
+	raw, ok := sess["compaction"]
+	return ok && len(raw) > 0 && string(raw) != "null"
+}
+
+// compactionUpdate is the ACP compaction_update of ev.
+func compactionUpdate(ev *Compaction) *rpc.CompactionUpdate {
+	u := &rpc.CompactionUpdate{CompactionID: ev.ID, Status: ev.Status}
+	switch ev.Status {
+	case CompactionCompleted:
+		summary := []rpc.ContentBlock{rpc.TextBlock(ev.Summary)}
+		u.Summary = &summary
+	case CompactionFailed:
+		e := ev.Error
+		u.Error = &e
+	}
+	return u
 }

@@ -383,3 +383,51 @@ func TestCompactionNotRepeatedWhenKeptPartIsTooLarge(t *testing.T) {
 		t.Errorf("%d requests, want 4 (one summary only)", n)
 	}
 }
+
+// TestCompactionOnTheWire: a client that advertises
+// session.compaction gets compaction_update; another gets a text marker.
+func TestCompactionOnTheWire(t *testing.T) {
+	for _, native := range []bool{true, false} {
+		t.Run(map[bool]string{true: "compaction_update", false: "text"}[native], func(t *testing.T) {
+			srv := modeltest.NewAnthropicServer(t, modeltest.Script{
+				{Steps: []modeltest.Step{modeltest.Text("hello")}},
+				{Steps: []modeltest.Step{modeltest.Text(summaryText)}},
+			})
+			getenv := func(k string) string {
+				return map[string]string{"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": srv.BaseURL}[k]
+			}
+			c := startAgent(t, &Env{DataDir: t.TempDir(), Getenv: getenv})
+			caps := map[string]any{}
+			if native {
+				caps["session"] = map[string]any{"compaction": map[string]any{}}
+			}
+			if err := c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": caps}, nil); err != nil {
+				t.Fatal(err)
+			}
+			var res struct{ SessionID string }
+			if err := c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}}, &res); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []string{"hi", "/compact"} {
+				if err := c.call("session/prompt", map[string]any{"sessionId": res.SessionID, "prompt": []any{map[string]any{"type": "text", "text": p}}}, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			raw, _ := marshalNoEscape(c.drain())
+			got := string(raw)
+			if native {
+				if !strings.Contains(got, `"sessionUpdate":"compaction_update"`) || !strings.Contains(got, `"status":"in_progress"`) ||
+					!strings.Contains(got, `"status":"completed","summary":[{"type":"text","text":"## User's goals`) {
+					t.Errorf("no compaction_update pair: %s", got)
+				}
+				if strings.Contains(got, "Compacting the conversation") {
+					t.Error("the text marker went to a client that takes compaction_update")
+				}
+			} else {
+				if strings.Contains(got, "compaction_update") || !strings.Contains(got, "Compacting the conversation") {
+					t.Errorf("text marker expected: %s", got)
+				}
+			}
+		})
+	}
+}

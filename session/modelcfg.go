@@ -118,3 +118,12 @@ func (e *Env) configuredModels(current string) []string {
 // keys from the environment or the stored credentials: what a front end's
 // model switch (chat's /model) uses.
 func (e *Env) SelectModel(spec string) (models.Model, error) { return e.selectModel(spec) }
+
+// DefaultModelName returns the name of the default model, "" when none is
+// configured.
+func (e *Env) DefaultModelName() string {
+	if m := e.defaultModel(); m != nil {
+		return m.Name()
+	}
+	return ""
+}

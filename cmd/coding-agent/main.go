@@ -117,8 +117,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runLogin(ctx, args, stdin, stdout, stderr)
 	case "logout":
 		return runLogout(args, stderr)
+	case "doctor":
+		return runDoctor(ctx, args, stdout, stderr)
 	default:
-		err = usagef("unknown command %q (commands: chat, serve, web, tool, sandbox, login, logout, version, help)", sub)
+		err = usagef("unknown command %q (commands: chat, serve, web, tool, sandbox, login, logout, doctor, version, help)", sub)
 	}
 	return exitCode(err, stderr)
 }
@@ -165,10 +167,16 @@ Usage:
         [--base-url URL] [--model P/M]    local server's URL (local) in the data directory,
                                           mode 0600; the key is read from the terminal or stdin.
   coding-agent logout                     Remove the stored credentials.
+  coding-agent doctor [--data-dir DIR]    Check the sandbox, credentials (names only), the data
+                                          directory, inotify limits and MCP servers; exit 1 on
+                                          a problem.
   coding-agent login [--provider P]       Store a model provider's key (anthropic, openai) or a
         [--base-url URL] [--model P/M]    local server's URL (local) in the data directory,
                                           mode 0600; the key is read from the terminal or stdin.
   coding-agent logout                     Remove the stored credentials.
+  coding-agent doctor [--data-dir DIR]    Check the sandbox, credentials (names only), the data
+                                          directory, inotify limits and MCP servers; exit 1 on
+                                          a problem.
   coding-agent --version                  Print the version.
 
 Serve flags:

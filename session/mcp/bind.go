@@ -69,6 +69,10 @@ func (b *bound) Execute(ctx context.Context, call tools.Call) (tools.Result, err
 			return tools.Result{}, err
 		}
 	}
+	// Checked and allowed: the call is dispatched now.
+	if call.Started != nil {
+		call.Started()
+	}
 	var progress func(string)
 	if call.Progress != nil {
 		progress = func(s string) { call.Progress(tools.Progress{Tail: s}) }

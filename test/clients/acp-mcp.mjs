@@ -87,7 +87,7 @@ try {
     check(body.includes("MCP server: fs") && body.includes("Tool: write_file") && body.includes("rejected.txt"), `request shows server, tool and arguments: ${body}`);
     checkEq(readFileSync(join(ws, "allowed.txt"), "utf8"), "yes", "the allowed write happened");
     check(!existsSync(join(ws, "rejected.txt")), "the rejected write did not happen");
-    checkEq(statuses("c1"), "pending,in_progress,failed", "c1 (rejected) lifecycle");
+    checkEq(statuses("c1"), "pending,failed", "c1 (rejected) lifecycle: never in_progress");
     checkEq(statuses("c2"), "pending,in_progress,completed", "c2 (allowed) lifecycle");
     checkEq(statuses("c11"), "pending,in_progress,completed", "c11 (always allowed) lifecycle");
     checkEq(readFileSync(join(ws, "also-allowed.txt"), "utf8"), "too", "the always-allowed write happened without asking");
