@@ -34,6 +34,8 @@ type Agent struct {
 	compactionUpdates bool
 	// prompting counts the prompts of this connection running per session.
 	prompting map[string]int
+	// bg are the goroutines that send updates after an answer.
+	bg sync.WaitGroup
 }
 
 // agentSession is a session of this connection.
@@ -63,6 +65,32 @@ func (a *Agent) Close() {
 		wg.Go(s.Close)
 	}
 	wg.Wait()
+	a.bg.Wait()
+}
+
+// announceCommands sends the session's slash commands
+// (available_commands_update) once the answer that names the session has
+// been written: a client cannot place an update for a session it has not
+// heard of yet. The sending goroutine belongs to the Agent; Close joins it.
+func (a *Agent) announceCommands(ctx context.Context, s *Session) {
+	u := &rpc.AvailableCommandsUpdate{AvailableCommands: []rpc.AvailableCommand{}}
+	for _, c := range s.Commands() {
+		ac := rpc.AvailableCommand{Name: c.Name, Description: c.Description}
+		if c.Hint != "" {
+			ac.Input = &rpc.AvailableCommandInput{Hint: c.Hint}
+		}
+		u.AvailableCommands = append(u.AvailableCommands, ac)
+	}
+	n := &rpc.SessionNotification{SessionID: s.ID(), Update: u}
+	a.bg.Add(1)
+	rpc.AfterAnswer(ctx, func() {
+		go func() {
+			defer a.bg.Done()
+			if err := a.client.SessionUpdate(context.Background(), n); err != nil {
+				a.env.Logger.Debug("available_commands_update not sent", "session", s.ID(), "err", err)
+			}
+		}()
+	})
 }
 
 // Initialize answers initialize (PROTOCOL.md §2). Version negotiation: this
@@ -132,6 +160,7 @@ func (a *Agent) NewSession(ctx context.Context, req *rpc.NewSessionRequest) (*rp
 	}
 	a.add(s)
 	a.env.Logger.Info("session created", "session", s.ID(), "cwd", s.Cwd(), "preset", s.Preset(), "tools", s.Tools())
+	a.announceCommands(ctx, s)
 	return &rpc.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions()), Meta: mcpMeta(s)}, nil
 }
 
@@ -259,6 +288,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *rpc.LoadSessionRequest) (*
 			return nil, err
 		}
 	}
+	a.announceCommands(ctx, s)
 	return &rpc.LoadSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions()), Meta: mcpMeta(s)}, nil
 }
 
@@ -269,6 +299,7 @@ func (a *Agent) ResumeSession(ctx context.Context, req *rpc.ResumeSessionRequest
 		return nil, err
 	}
 	replayed()
+	a.announceCommands(ctx, s)
 	return &rpc.ResumeSessionResponse{Modes: modeState(s.Preset()), ConfigOptions: wireConfigOptions(s.ConfigOptions()), Meta: mcpMeta(s)}, nil
 }
 
@@ -414,12 +445,9 @@ func (a *Agent) setPreset(s *agentSession, value, field string) error {
 	if err != nil || value == "" {
 		return rpc.InvalidParams(field, fmt.Sprintf("unknown mode %q (valid: read-only, workspace-write, full-access)", value))
 	}
-	if _, err := s.SetPreset(p); err != nil {
+	if err := s.ChangePreset(p); err != nil {
 		return rpc.InvalidParams(field, err.Error())
 	}
-	a.env.Logger.Info("session preset changed", "session", s.ID(), "preset", p)
-	s.emit(&ModeChanged{Preset: p})
-	s.emit(&ConfigChanged{Options: s.ConfigOptions()})
 	return nil
 }
 

@@ -35,6 +35,7 @@ type wireClient struct {
 	// reading goroutine, before it is queued. Set it under mu.
 	onNotify func(wireMsg)
 	notes    chan wireMsg
+	commands chan wireMsg // available_commands_update notifications
 	done     chan error
 }
 
@@ -58,7 +59,7 @@ func startAgent(t *testing.T, env *Env) *wireClient {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &wireClient{t: t, w: inW, res: map[int]chan wireMsg{}, notes: make(chan wireMsg, 1000), done: make(chan error, 1)}
+	c := &wireClient{t: t, w: inW, res: map[int]chan wireMsg{}, notes: make(chan wireMsg, 1000), commands: make(chan wireMsg, 100), done: make(chan error, 1)}
 	var agent *Agent
 	go func() {
 		c.done <- rpc.Serve(context.Background(), inR, outW, func(cl rpc.Client) rpc.Agent {
@@ -103,6 +104,13 @@ func (c *wireClient) read(r io.Reader) {
 			c.mu.Unlock()
 			if on != nil {
 				on(m)
+			}
+			if strings.Contains(string(m.Params), `"sessionUpdate":"available_commands_update"`) {
+				// Sent after an answer, at a time of its own: kept
+				// apart so that tests of what an answer brings see the
+				// same updates every run.
+				c.commands <- m
+				continue
 			}
 			c.notes <- m
 		default:

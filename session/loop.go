@@ -33,6 +33,9 @@ var ErrBusy = errors.New("a prompt is already running in this session")
 // model stops. It returns the ACP stop reason. Cancellation (ctx, Cancel or
 // Close) ends the turn with "cancelled", never an error.
 func (s *Session) Prompt(ctx context.Context, prompt []Content) (StopReason, error) {
+	if name, arg, ok := parseCommand(prompt); ok && name != "compact" {
+		return s.command(ctx, name, arg)
+	}
 	model := s.Model()
 	if model == nil {
 		return "", ErrNoModel
@@ -470,4 +473,27 @@ func (s *Session) callID(modelID string) string {
 	}
 	s.callIDs[id] = true
 	return id
+}
+
+// command runs a slash command as an operation of the session: one at a
+// time with prompts, ended by Cancel and Close.
+func (s *Session) command(ctx context.Context, name, arg string) (StopReason, error) {
+	s.mu.Lock()
+	if s.prompting {
+		s.mu.Unlock()
+		return "", ErrBusy
+	}
+	s.prompting = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.prompting = false
+		s.mu.Unlock()
+	}()
+	ctx, done, err := s.begin(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer done()
+	return s.runCommand(ctx, name, arg)
 }

@@ -1,0 +1,121 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coding-agent/coding-agent/rpc"
+	"github.com/coding-agent/coding-agent/session/models"
+	"github.com/coding-agent/coding-agent/tools"
+)
+
+func TestParseCommand(t *testing.T) {
+	for _, test := range []struct {
+		text, name, arg string
+		ok              bool
+	}{
+		{"/preset full-access", "preset", "full-access", true},
+		{"  /help  ", "help", "", true},
+		{"/model\topenai/gpt-5", "model", "openai/gpt-5", true},
+		{"/sessions", "sessions", "", true},
+		{"/compact keep the API", "compact", "keep the API", true},
+		{"/unknown x", "", "", false},
+		{"/presets", "", "", false},
+		{"please /help", "", "", false},
+		{"/ help", "", "", false},
+	} {
+		name, arg, ok := parseCommand([]Content{Text(test.text)})
+		if name != test.name || arg != test.arg || ok != test.ok {
+			t.Errorf("parseCommand(%q) = %q, %q, %v; want %q, %q, %v", test.text, name, arg, ok, test.name, test.arg, test.ok)
+		}
+	}
+	if _, _, ok := parseCommand([]Content{Text("/help"), Text("more")}); ok {
+		t.Error("a prompt of two blocks is not a command")
+	}
+}
+
+// TestSlashCommands: commands run without the model, even with none
+// configured, and answer as an agent message; /preset changes the preset
+// and says so to watchers; an unknown command goes to the model.
+func TestSlashCommands(t *testing.T) {
+	m := &scriptModel{responses: [][]models.Event{{text("model answer"), done(models.StopEndTurn)}}}
+	s, rec := newTestSession(t, m, Options{})
+	say := func(prompt string) string {
+		t.Helper()
+		before := len(rec.all())
+		stop, err := s.Prompt(context.Background(), []Content{Text(prompt)})
+		if err != nil || stop != StopEndTurn {
+			t.Fatalf("%s: %q, %v", prompt, stop, err)
+		}
+		var b strings.Builder
+		for _, u := range rec.all()[before:] {
+			if c, ok := u.(*rpc.AgentMessageChunk); ok {
+				b.WriteString(c.Content.Text)
+			}
+		}
+		return b.String()
+	}
+	if got := say("/help"); !strings.Contains(got, "/preset") || !strings.Contains(got, "/compact") {
+		t.Errorf("/help: %q", got)
+	}
+	if got := say("/preset workspace-write"); !strings.Contains(got, "workspace-write") || s.Preset() != tools.WorkspaceWrite {
+		t.Errorf("/preset: %q, preset %s", got, s.Preset())
+	}
+	var sawMode bool
+	for _, u := range rec.all() {
+		if u, ok := u.(*rpc.CurrentModeUpdate); ok && u.CurrentModeID == "workspace-write" {
+			sawMode = true
+		}
+	}
+	if !sawMode {
+		t.Error("/preset sent no current_mode_update")
+	}
+	if got := say("/preset yolo"); !strings.Contains(got, "Not changed") || s.Preset() != tools.WorkspaceWrite {
+		t.Errorf("/preset yolo: %q, preset %s", got, s.Preset())
+	}
+	if got := say("/sessions"); !strings.Contains(got, s.ID()) {
+		t.Errorf("/sessions does not list this session: %q", got)
+	}
+	if n := m.nrequests(); n != 0 {
+		t.Errorf("commands made %d model requests", n)
+	}
+	if h := s.History(); len(h) != 0 {
+		t.Errorf("commands went into the model's history: %+v", h)
+	}
+	if got := say("/unknown"); got != "model answer" {
+		t.Errorf("an unknown command: %q, want it sent to the model", got)
+	}
+}
+
+// TestAvailableCommandsAfterNewSession: the client hears of the commands
+// after the answer that names the session.
+func TestAvailableCommandsAfterNewSession(t *testing.T) {
+	c := startAgent(t, &Env{DataDir: t.TempDir()})
+	var res struct{ SessionID string }
+	if err := c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-c.commands:
+		var n struct {
+			SessionID string
+			Update    struct {
+				SessionUpdate     string
+				AvailableCommands []struct{ Name string }
+			}
+		}
+		json.Unmarshal(m.Params, &n)
+		var names []string
+		for _, c := range n.Update.AvailableCommands {
+			names = append(names, c.Name)
+		}
+		if n.SessionID != res.SessionID || !strings.Contains(strings.Join(names, ","), "preset,model,sessions,compact,help") {
+			t.Errorf("available_commands_update %+v", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("no available_commands_update after session/new")
+	}
+}
