@@ -186,6 +186,13 @@ func (s *Sandbox) command(ctx context.Context, st Status, pl *plan, script strin
 // spares are the helpers a Sandbox keeps started ahead of the next
 // commands.
 type spares struct {
+	// wg joins the goroutines that start spares: fill and refiller.
+	wg sync.WaitGroup
+	// kick asks refiller for a spare of that kind, after refillDelay;
+	// stop ends refiller (closeSpare). Made when refiller starts.
+	kick chan helperKind
+	stop chan struct{}
+
 	ready []*helperProc
 	// filling is closed when the helper being started (of fillKind) is
 	// ready or failed to start; nil when none is being started.
@@ -424,11 +431,59 @@ func (s *Sandbox) refill(k helperKind) {
 		return
 	}
 	sp.filling, sp.fillKind = make(chan struct{}), k
+	sp.wg.Add(1)
 	go s.fill(k)
+}
+
+// refillLater asks for spares of kind k once refillDelay has passed: the
+// next helper starts a little after a command, not while the command runs
+// nor while its caller handles the result, since on a small machine it
+// would take the CPU from them. The delay is only that: no order depends
+// on it. One goroutine, refiller, owned by the Sandbox and joined by
+// closeSpare, waits out the delays.
+func (s *Sandbox) refillLater(k helperKind) {
+	s.spareMu.Lock()
+	defer s.spareMu.Unlock()
+	sp := &s.spares
+	if sp.closed {
+		return
+	}
+	if sp.kick == nil {
+		sp.kick, sp.stop = make(chan helperKind, 1), make(chan struct{})
+		sp.wg.Add(1)
+		go s.refiller(sp.kick, sp.stop)
+	}
+	select {
+	case sp.kick <- k:
+	default: // one is pending already
+	}
+}
+
+func (s *Sandbox) refiller(kick <-chan helperKind, stop <-chan struct{}) {
+	defer s.spares.wg.Done()
+	t := time.NewTimer(refillDelay)
+	t.Stop()
+	defer t.Stop()
+	for {
+		var k helperKind
+		select {
+		case <-stop:
+			return
+		case k = <-kick:
+		}
+		t.Reset(refillDelay)
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		s.refill(k)
+	}
 }
 
 // fill is refill's goroutine.
 func (s *Sandbox) fill(k helperKind) {
+	defer s.spares.wg.Done()
 	for {
 		// Watched from before the helper copies the mount table.
 		mounts := watchMounts()
@@ -497,14 +552,23 @@ func (s *Sandbox) prewarm(ctx context.Context, st Status) error {
 	}
 }
 
+// closeSpare discards the spare helpers, stops starting new ones and
+// waits until the goroutines that start them have returned.
 func (s *Sandbox) closeSpare() {
 	s.spareMu.Lock()
-	defer s.spareMu.Unlock()
-	s.spares.closed = true
-	for _, h := range s.spares.ready {
+	sp := &s.spares
+	if !sp.closed {
+		sp.closed = true
+		if sp.stop != nil {
+			close(sp.stop)
+		}
+	}
+	for _, h := range sp.ready {
 		h.discard()
 	}
-	s.spares.ready = nil
+	sp.ready = nil
+	s.spareMu.Unlock()
+	sp.wg.Wait()
 }
 
 // linuxProc is one sandboxed command on Linux.
@@ -613,8 +677,7 @@ func (p *linuxProc) wait() (int, error) {
 		// it runs nor while its caller handles the result: on a small
 		// machine it would take the CPU from them.
 		if !p.noSpare {
-			k := p.kind
-			time.AfterFunc(refillDelay, func() { p.s.refill(k) })
+			p.s.refillLater(p.kind)
 		}
 		return p.code, nil
 	}

@@ -214,3 +214,33 @@ func TestSpareSeesLaterMounts(t *testing.T) {
 		t.Error("the command's private /tmp reached the host")
 	}
 }
+
+// TestCloseJoinsRefill: Close right after a command, while its refill is
+// pending or a spare is starting, returns only once the goroutines that
+// start spares have returned, and no spare is left. Without the join a
+// spare started after Close would be found below.
+func TestCloseJoinsRefill(t *testing.T) {
+	testSandbox(t)
+	ctx := context.Background()
+	f := newFixture(t, true)
+	for range 3 {
+		s := New(Options{})
+		c, err := s.Command(ctx, Policy{Preset: ReadOnly, WritableRoots: []string{f.ws}}, "true", f.ws, os.Environ())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, code, err := c.Output(); err != nil || code != 0 {
+			t.Fatalf("exit %d: %v", code, err)
+		}
+		// The command asked for a refill after refillDelay; start one now
+		// too, so that Close meets a fill in progress as well.
+		s.refill(c.b.(*linuxProc).kind)
+		s.Close()
+		s.spareMu.Lock()
+		left, filling := len(s.spares.ready), s.spares.filling != nil
+		s.spareMu.Unlock()
+		if left != 0 || filling {
+			t.Fatalf("after Close: %d spares ready, filling %v", left, filling)
+		}
+	}
+}

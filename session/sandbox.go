@@ -13,7 +13,17 @@ func ToolSandbox(s *sandbox.Sandbox) tools.Sandbox { return toolSandbox{s} }
 type toolSandbox struct{ s *sandbox.Sandbox }
 
 // Command prepares req under the equivalent sandbox policy.
+//
+// The bash tool owns stopping its commands, sandboxed or not: SIGTERM to
+// the process group, its KillGrace, then SIGKILL. The sandbox gets a
+// context it cannot see cancelled, so that it does not stop the command on
+// its own as well (with its own grace, which sandbox.Command applies to
+// callers that do not stop commands themselves).
 func (t toolSandbox) Command(ctx context.Context, req tools.SandboxRequest) (tools.SandboxedCommand, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ctx = context.WithoutCancel(ctx)
 	p := sandbox.Policy{
 		Preset:        req.Preset,
 		WritableRoots: req.WritableRoots,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -42,8 +43,13 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	cwd := fs.String("cwd", "", "working directory")
 	dataDir := fs.String("data-dir", "", "data directory")
 	logLevel := fs.String("log-level", "warn", "log level for stderr")
+	cont := fs.Bool("continue", false, "continue the newest session of the working directory")
+	resume := fs.String("resume", "", "continue the session with this id")
 	if err := fs.Parse(args); err != nil {
 		return exitCode(usagef("%v", err), stderr)
+	}
+	if *cont && *resume != "" {
+		return exitCode(usagef("--continue and --resume: choose one"), stderr)
 	}
 	if fs.NArg() > 0 {
 		return exitCode(usagef("unexpected argument %q (quote the prompt)", fs.Arg(0)), stderr)
@@ -73,13 +79,30 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	defer env.Shutdown()
 
 	out := &printer{stderr: stderr}
-	s, err := env.NewSession(session.Options{
+	opts := session.Options{
 		Cwd:     *cwd,
 		Tools:   names,
 		Preset:  p,
 		OnEvent: out.event,
 		Approve: terminalApprover(stdin, stderr),
-	})
+	}
+	id := *resume
+	if *cont {
+		if id, err = newestSession(env, *cwd); err != nil {
+			return exitCode(err, stderr)
+		}
+	}
+	var s *session.Session
+	if id != "" {
+		// The stored session's tools and preset are its own.
+		opts.Tools = nil
+		s, _, err = env.OpenSession(id, opts)
+		if errors.Is(err, session.ErrNotFound) {
+			return exitCode(usagef("--resume: no session %q", id), stderr)
+		}
+	} else {
+		s, err = env.NewSession(opts)
+	}
 	if err != nil {
 		var pe *session.ParamError
 		if errors.As(err, &pe) {
@@ -113,6 +136,31 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "coding-agent: the turn stopped early: %s\n", stop)
 		return exitError
 	}
+}
+
+// newestSession is the id of the newest stored session of cwd.
+func newestSession(env *session.Env, cwd string) (string, error) {
+	list, err := env.StoredSessions()
+	if err != nil {
+		return "", err
+	}
+	want := canonicalDir(cwd)
+	for _, st := range list {
+		if canonicalDir(st.Cwd) == want {
+			return st.ID, nil
+		}
+	}
+	return "", usagef("--continue: no earlier session in %s", cwd)
+}
+
+func canonicalDir(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return filepath.Clean(p)
 }
 
 // printer shows a turn's tool activity on stderr and keeps the text of the
