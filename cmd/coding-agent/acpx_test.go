@@ -17,11 +17,7 @@ import (
 // the exit error.
 func acpxRun(t *testing.T, ws string, script modeltest.Script, args ...string) (string, string, error) {
 	t.Helper()
-	clients := nodeClients(t)
-	acpx := filepath.Join(clients, "node_modules", ".bin", "acpx")
-	if _, err := os.Stat(acpx); err != nil {
-		t.Fatalf("acpx is not installed in test/clients (npm ci there): %v", err)
-	}
+	acpx := acpxBin(t)
 	srv := modeltest.NewAnthropicServer(t, script)
 	agent := os.Args[0] + " serve --data-dir " + t.TempDir() + " --log-level error"
 	cmd := exec.Command(acpx, append([]string{"--agent", agent, "--cwd", ws, "--timeout", "60"}, args...)...)
@@ -31,6 +27,26 @@ func acpxRun(t *testing.T, ws string, script modeltest.Script, args ...string) (
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	return stdout.String(), stderr.String(), err
+}
+
+// acpxBin is acpx as .ci/run installs it in test/acpx; without it the test
+// skips, except under CI, where it fails.
+func acpxBin(t *testing.T) string {
+	t.Helper()
+	acpx, err := filepath.Abs("../../test/acpx/node_modules/.bin/acpx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(acpx); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("acpx is missing: .ci/run must install test/acpx: %v", err)
+		}
+		t.Skip("acpx is not installed: run `npm install` in test/acpx")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node is required for the acpx tests")
+	}
+	return acpx
 }
 
 func writeScript(path string) modeltest.Script {
@@ -102,8 +118,7 @@ func TestAcpxApprovals(t *testing.T) {
 // a prompt, list, history — see the turn once, with its title.
 func TestAcpxSessions(t *testing.T) {
 	ws := t.TempDir()
-	clients := nodeClients(t)
-	acpx := filepath.Join(clients, "node_modules", ".bin", "acpx")
+	acpx := acpxBin(t)
 	srv := modeltest.NewAnthropicServer(t, modeltest.Script{{Steps: []modeltest.Step{modeltest.Text("Hello from the agent.")}}})
 	home, data := t.TempDir(), t.TempDir()
 	agent := os.Args[0] + " serve --data-dir " + data + " --log-level error"
