@@ -14,8 +14,12 @@ import (
 
 	"github.com/coding-agent/coding-agent/session"
 	"github.com/coding-agent/coding-agent/session/display"
+	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
 )
+
+// maxStdinPrompt bounds a prompt read from stdin (--print -).
+const maxStdinPrompt = 64 << 20
 
 // exitCancelled is the exit status of a --print run stopped by Ctrl-C.
 const exitCancelled = 130
@@ -54,8 +58,25 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if fs.NArg() > 0 {
 		return exitCode(usagef("unexpected argument %q (quote the prompt)", fs.Arg(0)), stderr)
 	}
+	if *prompt == "-" {
+		// The prompt comes from stdin, whole (a pipe or a file).
+		b, err := io.ReadAll(io.LimitReader(stdin, maxStdinPrompt+1))
+		if err != nil {
+			return exitCode(fmt.Errorf("reading the prompt from stdin: %w", err), stderr)
+		}
+		if len(b) > maxStdinPrompt {
+			return exitCode(usagef("--print -: the prompt on stdin is larger than %d MiB", maxStdinPrompt>>20), stderr)
+		}
+		*prompt = string(b)
+		stdin = strings.NewReader("") // consumed: nobody left to answer approvals there
+	}
 	if strings.TrimSpace(*prompt) == "" {
-		return exitCode(usagef("--print needs a prompt"), stderr)
+		return exitCode(usagef("--print needs a prompt (or - to read it from stdin)"), stderr)
+	}
+	if *model != "" {
+		if err := models.CheckSpec(*model); err != nil {
+			return exitCode(usagef("--model: %v", err), stderr)
+		}
 	}
 	names := []string{}
 	if *toolList != "" {
@@ -78,6 +99,11 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	env.Model = *model
 	defer env.Shutdown()
 
+	if env.ModelError() != nil {
+		// Before any session exists: a run that cannot prompt leaves
+		// no empty session behind.
+		return exitCode(env.NoModel(), stderr)
+	}
 	out := &printer{stderr: stderr}
 	opts := session.Options{
 		Cwd:     *cwd,

@@ -209,13 +209,23 @@ func (r *renderer) endTurn() {
 	r.newline()
 }
 
-func (r *renderer) callTitle(c *call) string {
+func (r *renderer) callTitle(c *call) string { return r.titleLine(c, 0) }
+
+// titleLine is a call's title (the tool's own, "Bash · make", which follows
+// the streaming arguments), its label in bold, cut to the width less
+// margin when margin > 0.
+func (r *renderer) titleLine(c *call, margin int) string {
 	t := display.Title(c.title)
-	name := display.Line(toolLabel(c.tool))
-	if t == "" || strings.EqualFold(t, c.tool) {
-		return r.st.bold(name)
+	if t == "" {
+		t = display.Line(toolLabel(c.tool))
 	}
-	return r.st.bold(name) + " · " + t
+	if margin > 0 {
+		t = r.cut(t, margin)
+	}
+	if label, rest, ok := strings.Cut(t, " · "); ok {
+		return r.st.bold(label) + " · " + rest
+	}
+	return r.st.bold(t)
 }
 
 func toolLabel(tool string) string {
@@ -345,21 +355,7 @@ func (r *renderer) drawLive() {
 
 // cutStyled is callTitle cut to the width, so that the live region's line
 // count is what was drawn.
-func (r *renderer) cutStyled(c *call) string {
-	name := display.Line(toolLabel(c.tool))
-	t := display.Title(c.title)
-	if t == "" || strings.EqualFold(t, c.tool) {
-		return r.st.bold(r.cut(name, 3))
-	}
-	room := r.width - 3 - utf8.RuneCountInString(name) - 3
-	if room < 10 {
-		room = 10
-	}
-	if utf8.RuneCountInString(t) > room {
-		t = string([]rune(t)[:room-1]) + "…"
-	}
-	return r.st.bold(name) + " · " + t
-}
+func (r *renderer) cutStyled(c *call) string { return r.titleLine(c, 3) }
 
 // diff shows a file change in colour: the lines that differ between the
 // common head and tail, at most max lines (0: all).
