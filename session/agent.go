@@ -2,11 +2,13 @@ package session
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -354,6 +356,14 @@ func (a *Agent) ListSessions(ctx context.Context, req *rpc.ListSessionsRequest) 
 	if err != nil {
 		return nil, err
 	}
+	start := 0
+	if req.Cursor != "" {
+		n, err := parseCursor(req.Cursor)
+		if err != nil {
+			return nil, rpc.InvalidParams("cursor", err.Error())
+		}
+		start = n
+	}
 	resp := &rpc.ListSessionsResponse{}
 	seen := map[string]bool{}
 	for _, s := range stored {
@@ -380,7 +390,34 @@ func (a *Agent) ListSessions(ctx context.Context, req *rpc.ListSessionsRequest) 
 			AdditionalDirectories: s.Roots()[1:],
 		})
 	}
+	// Pages of listPage sessions; the cursor is opaque to the client.
+	all := resp.Sessions
+	resp.Sessions = all[min(start, len(all)):min(start+listPage, len(all))]
+	if start+listPage < len(all) {
+		resp.NextCursor = makeCursor(start + listPage)
+	}
 	return resp, nil
+}
+
+// listPage is how many sessions one session/list answer holds.
+const listPage = 50
+
+// makeCursor and parseCursor encode the position of the next page of
+// session/list.
+func makeCursor(n int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("sessions:" + strconv.Itoa(n)))
+}
+
+func parseCursor(c string) (int, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		if rest, ok := strings.CutPrefix(string(b), "sessions:"); ok {
+			if n, err := strconv.Atoi(rest); err == nil && n >= 0 {
+				return n, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%q is not a cursor this agent gave (use nextCursor of an earlier answer)", c)
 }
 
 // CloseSession answers session/close: it cancels the session's work, waits

@@ -731,7 +731,7 @@ func TestAgentSecondConnectionAttaches(t *testing.T) {
 	if _, err := owner.Prompt(context.Background(), []Content{Text("second")}); err != nil {
 		t.Fatal(err)
 	}
-	live := c.drainWait(2)
+	live := c.drainWait(3) // the prompt, session_info_update, the answer
 	if raw, _ := json.Marshal(live); !strings.Contains(string(raw), `"text":"second"`) || !strings.Contains(string(raw), `"text":"two"`) {
 		t.Errorf("the attached connection missed the other host's turn: %s", raw)
 	}

@@ -119,3 +119,86 @@ func TestAvailableCommandsAfterNewSession(t *testing.T) {
 		t.Error("no available_commands_update after session/new")
 	}
 }
+
+// TestSessionInfoAndListPaging: the first prompt titles the session
+// (session_info_update, no model call for it); session/list filters by cwd,
+// is newest first and pages with an opaque cursor; a bad cursor names the
+// field.
+func TestSessionInfoAndListPaging(t *testing.T) {
+	m := &scriptModel{responses: [][]models.Event{{text("ok"), done(models.StopEndTurn)}}}
+	s, rec := newTestSession(t, m, Options{})
+	if _, err := s.Prompt(context.Background(), []Content{Text("Fix the parser\nand more")}); err != nil {
+		t.Fatal(err)
+	}
+	var info *rpc.SessionInfoUpdate
+	for _, u := range rec.all() {
+		if u, ok := u.(*rpc.SessionInfoUpdate); ok {
+			info = u
+		}
+	}
+	if info == nil || info.Title == nil || *info.Title != "Fix the parser" || info.UpdatedAt == nil {
+		t.Fatalf("session_info_update %+v", info)
+	}
+	if n := m.nrequests(); n != 1 {
+		t.Errorf("%d model requests, want 1 (no extra one for the title)", n)
+	}
+
+	data, cwd, other := t.TempDir(), t.TempDir(), t.TempDir()
+	env := &Env{DataDir: data}
+	var ids []string
+	for i := range listPage + 10 {
+		dir := cwd
+		if i%10 == 9 {
+			dir = other
+		}
+		s, err := env.NewSession(Options{Cwd: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dir == cwd {
+			ids = append(ids, s.ID())
+		}
+		s.Close()
+	}
+	c := startAgent(t, env)
+	var got []string
+	cursor := ""
+	pages := 0
+	for {
+		var res struct {
+			Sessions   []struct{ SessionID, Cwd string }
+			NextCursor string
+		}
+		params := map[string]any{"cwd": cwd}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		if err := c.call("session/list", params, &res); err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, s := range res.Sessions {
+			if s.Cwd != cwd {
+				t.Errorf("session of %s listed for cwd %s", s.Cwd, cwd)
+			}
+			got = append(got, s.SessionID)
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		cursor = res.NextCursor
+	}
+	if pages != 2 || len(got) != len(ids) {
+		t.Errorf("%d pages, %d sessions; want 2 pages, %d sessions", pages, len(got), len(ids))
+	}
+	seen := map[string]bool{}
+	for _, id := range got {
+		if seen[id] {
+			t.Errorf("%s listed twice", id)
+		}
+		seen[id] = true
+	}
+	if err := c.call("session/list", map[string]any{"cursor": "nope"}, nil); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "cursor") {
+		t.Errorf("bad cursor: %+v", err)
+	}
+}

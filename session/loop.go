@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
@@ -73,7 +74,16 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content) (StopReason, err
 	for _, b := range prompt {
 		s.emit(&UserMessage{Content: b, MessageID: msgID})
 	}
+	first := len(s.History()) == 0
 	s.appendHistory(user)
+	// The title comes from the first prompt (no model call), as
+	// session/list shows it; every prompt moves updatedAt. Live only: a
+	// replay's client has both from session/list.
+	info := &InfoChanged{UpdatedAt: time.Now().UTC().Format(time.RFC3339)}
+	if first {
+		info.Title = titleOf(user)
+	}
+	s.send(info)
 	retried, noAuto := false, false
 	for range s.maxTurnRequests() {
 		if ctx.Err() != nil {

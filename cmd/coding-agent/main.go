@@ -4,6 +4,7 @@
 // Usage:
 //
 //	coding-agent [serve] [flags]          serve ACP on stdin/stdout (the default)
+//	coding-agent chat [flags]             the interactive terminal mode
 //	coding-agent --print PROMPT [flags]   one prompt turn; the answer on stdout
 //	coding-agent web [flags]              the browser UI on a local HTTP server
 //	coding-agent tool NAME --json ARGS    run one built-in tool and print its result
@@ -90,6 +91,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprint(stdout, usageText)
 			return exitOK
 		}
+		if sub == "" && wantsChat(args, stdin, stdout) {
+			return runChat(ctx, args, stdin, stdout, stderr)
+		}
 		err = runServe(ctx, args, stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "coding-agent %s\n", version)
@@ -97,6 +101,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "help":
 		fmt.Fprint(stdout, usageText)
 		return exitOK
+	case "chat":
+		return runChat(ctx, args, stdin, stdout, stderr)
 	case "tool":
 		return runTool(ctx, args, stdout, stderr)
 	case "web":
@@ -114,7 +120,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "doctor":
 		return runDoctor(ctx, args, stdout, stderr)
 	default:
-		err = usagef("unknown command %q (commands: serve, web, tool, sandbox, login, logout, doctor, version, help)", sub)
+		err = usagef("unknown command %q (commands: chat, serve, web, tool, sandbox, login, logout, doctor, version, help)", sub)
 	}
 	return exitCode(err, stderr)
 }
@@ -139,10 +145,16 @@ const usageText = `coding-agent: a coding-agent backend speaking ACP (Agent Clie
 
 Usage:
   coding-agent [serve] [flags]            Serve ACP JSON-RPC on stdin/stdout (default).
+  coding-agent chat [--cwd DIR]           The interactive terminal mode (also a bare
+        [--model P/M] [--preset P]        'coding-agent' on a terminal). Enter sends,
+        [--tools LIST] [--data-dir DIR]   Alt-Enter or a trailing \ starts a new line,
+        [--continue | --resume ID]        Ctrl-C cancels the turn, Ctrl-D exits, /help.
+                                          --continue resumes this directory's newest session.
   coding-agent --print PROMPT             Run one prompt turn: the final answer on stdout,
         [--tools read,bash,edit,write]    tool activity on stderr. --tools "" gives no tools.
         [--model P/M] [--preset P]        Approvals are asked on the terminal (y/N), else
         [--cwd DIR] [--data-dir DIR]      denied. Exit 0, 1 error, 2 usage, 130 cancelled.
+        [--continue | --resume ID]        Continue this directory's newest session, or one.
   coding-agent web [--addr 127.0.0.1:PORT] The browser UI: prints the page's URL (with its
         [--cwd DIR] [--preset P]          access token) and serves it until Ctrl-C. Loopback
         [--model P/M] [--open]            only unless --allow-remote. --open opens a browser.

@@ -8,13 +8,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/coding-agent/coding-agent/session"
 	"github.com/coding-agent/coding-agent/session/display"
+	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
 )
+
+// maxStdinPrompt bounds a prompt read from stdin (--print -).
+const maxStdinPrompt = 64 << 20
 
 // exitCancelled is the exit status of a --print run stopped by Ctrl-C.
 const exitCancelled = 130
@@ -42,14 +47,36 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	cwd := fs.String("cwd", "", "working directory")
 	dataDir := fs.String("data-dir", "", "data directory")
 	logLevel := fs.String("log-level", "warn", "log level for stderr")
+	cont := fs.Bool("continue", false, "continue the newest session of the working directory")
+	resume := fs.String("resume", "", "continue the session with this id")
 	if err := fs.Parse(args); err != nil {
 		return exitCode(usagef("%v", err), stderr)
+	}
+	if *cont && *resume != "" {
+		return exitCode(usagef("--continue and --resume: choose one"), stderr)
 	}
 	if fs.NArg() > 0 {
 		return exitCode(usagef("unexpected argument %q (quote the prompt)", fs.Arg(0)), stderr)
 	}
+	if *prompt == "-" {
+		// The prompt comes from stdin, whole (a pipe or a file).
+		b, err := io.ReadAll(io.LimitReader(stdin, maxStdinPrompt+1))
+		if err != nil {
+			return exitCode(fmt.Errorf("reading the prompt from stdin: %w", err), stderr)
+		}
+		if len(b) > maxStdinPrompt {
+			return exitCode(usagef("--print -: the prompt on stdin is larger than %d MiB", maxStdinPrompt>>20), stderr)
+		}
+		*prompt = string(b)
+		stdin = strings.NewReader("") // consumed: nobody left to answer approvals there
+	}
 	if strings.TrimSpace(*prompt) == "" {
-		return exitCode(usagef("--print needs a prompt"), stderr)
+		return exitCode(usagef("--print needs a prompt (or - to read it from stdin)"), stderr)
+	}
+	if *model != "" {
+		if err := models.CheckSpec(*model); err != nil {
+			return exitCode(usagef("--model: %v", err), stderr)
+		}
 	}
 	names := []string{}
 	if *toolList != "" {
@@ -72,14 +99,36 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	env.Model = *model
 	defer env.Shutdown()
 
+	if env.ModelError() != nil {
+		// Before any session exists: a run that cannot prompt leaves
+		// no empty session behind.
+		return exitCode(env.NoModel(), stderr)
+	}
 	out := &printer{stderr: stderr}
-	s, err := env.NewSession(session.Options{
+	opts := session.Options{
 		Cwd:     *cwd,
 		Tools:   names,
 		Preset:  p,
 		OnEvent: out.event,
 		Approve: terminalApprover(stdin, stderr),
-	})
+	}
+	id := *resume
+	if *cont {
+		if id, err = newestSession(env, *cwd); err != nil {
+			return exitCode(err, stderr)
+		}
+	}
+	var s *session.Session
+	if id != "" {
+		// The stored session's tools and preset are its own.
+		opts.Tools = nil
+		s, _, err = env.OpenSession(id, opts)
+		if errors.Is(err, session.ErrNotFound) {
+			return exitCode(usagef("--resume: no session %q", id), stderr)
+		}
+	} else {
+		s, err = env.NewSession(opts)
+	}
 	if err != nil {
 		var pe *session.ParamError
 		if errors.As(err, &pe) {
@@ -113,6 +162,31 @@ func runPrint(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "coding-agent: the turn stopped early: %s\n", stop)
 		return exitError
 	}
+}
+
+// newestSession is the id of the newest stored session of cwd.
+func newestSession(env *session.Env, cwd string) (string, error) {
+	list, err := env.StoredSessions()
+	if err != nil {
+		return "", err
+	}
+	want := canonicalDir(cwd)
+	for _, st := range list {
+		if canonicalDir(st.Cwd) == want {
+			return st.ID, nil
+		}
+	}
+	return "", usagef("--continue: no earlier session in %s", cwd)
+}
+
+func canonicalDir(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return filepath.Clean(p)
 }
 
 // printer shows a turn's tool activity on stderr and keeps the text of the

@@ -94,6 +94,9 @@ func TestPrintMode(t *testing.T) {
 }
 
 func TestPrintModeUsage(t *testing.T) {
+	// A data directory that does not exist yet, in a place of the test's
+	// own: root could create /nonexistent/dir.
+	missing := filepath.Join(t.TempDir(), "nonexistent", "dir")
 	for _, test := range []struct {
 		args   []string
 		code   int
@@ -102,7 +105,9 @@ func TestPrintModeUsage(t *testing.T) {
 		{[]string{"--tools", "read,grep", "--print", "hi"}, 2, `unknown tool "grep" (valid tools: read, bash, edit, write)`},
 		{[]string{"--print", ""}, 2, "needs a prompt"},
 		{[]string{"--preset", "x", "--print", "hi"}, 2, "preset"},
-		{[]string{"--tools", "", "--print", "hi", "--data-dir", "/nonexistent/dir"}, 1, "no model configured"},
+		{[]string{"--tools", "", "--print", "hi", "--data-dir", missing}, 1, "no model configured"},
+		{[]string{"--model", "foo", "--print", "hi"}, 2, `unknown provider "foo"`},
+		{[]string{"--model", "anthropic/", "--print", "hi"}, 2, "empty model name"},
 	} {
 		cmd := agentCmd(t, test.args...)
 		cmd.Env = append(cmd.Env, "CODING_AGENT_MODEL=", "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "OPENAI_BASE_URL=")
@@ -116,6 +121,31 @@ func TestPrintModeUsage(t *testing.T) {
 		if code != test.code || !strings.Contains(stderr.String(), test.stderr) {
 			t.Errorf("%q: exit %d, stderr %q; want %d and %q", test.args, code, stderr.String(), test.code, test.stderr)
 		}
+		if n := strings.Count(stderr.String(), "coding-agent: "); n != 1 {
+			t.Errorf("%q: %d errors printed, want 1: %q", test.args, n, stderr.String())
+		}
+	}
+	// A run that cannot prompt leaves no session behind.
+	if ents, _ := os.ReadDir(filepath.Join(missing, "sessions")); len(ents) != 0 {
+		t.Errorf("%d session files left by a run with no model", len(ents))
+	}
+}
+
+// TestPrintPromptFromStdin: --print - reads the whole prompt from stdin.
+func TestPrintPromptFromStdin(t *testing.T) {
+	script := modeltest.Script{{Steps: []modeltest.Step{modeltest.Text("four")}}}
+	cmd := agentCmd(t, "--tools", "", "--print", "-", "--cwd", t.TempDir(), "--data-dir", t.TempDir())
+	srv := modeltest.NewAnthropicServer(t, script)
+	cmd.Env = append(os.Environ(), asMainEnv+"=1", "OPENAI_API_KEY=", "OPENAI_BASE_URL=",
+		"ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+srv.BaseURL, "CODING_AGENT_MODEL=anthropic/claude-sonnet-4-5")
+	cmd.Stdin = strings.NewReader("what is\n2+2?\n")
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) != "four" {
+		t.Fatalf("--print -: %q, %v", out, err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || !strings.Contains(string(reqs[0].Body), `what is\n2+2?`) {
+		t.Errorf("the model did not get the prompt from stdin: %d requests", len(reqs))
 	}
 }
 

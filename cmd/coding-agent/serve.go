@@ -11,6 +11,7 @@ import (
 
 	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session"
+	"github.com/coding-agent/coding-agent/session/models"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -32,6 +33,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if *model != "" {
+		if err := models.CheckSpec(*model); err != nil {
+			return usagef("--model: %v", err)
+		}
 	}
 	p, err := tools.ParsePreset(*preset)
 	if err != nil {

@@ -43,7 +43,7 @@ func runTool(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitCode(usagef("%v", err), stderr)
 	}
 	if *jsonArgs == "" {
-		*jsonArgs = "{}"
+		return exitCode(usagef("tool %s: --json ARGS is required: the arguments as a JSON object, e.g. %s", name, toolExample(name)), stderr)
 	}
 	if !json.Valid([]byte(*jsonArgs)) {
 		return exitCode(usagef("tool %s: --json is not valid JSON", name), stderr)
@@ -104,4 +104,19 @@ func newEnv(stderr io.Writer, cwd *string, logLevel, dataDir string) (*session.E
 		return nil, err
 	}
 	return &session.Env{Version: version, DataDir: dir, Logger: logger}, nil
+}
+
+// toolExample is an example of --json for a tool, for a usage error.
+func toolExample(name string) string {
+	switch name {
+	case "read":
+		return `--json '{"path":"go.mod"}'`
+	case "bash":
+		return `--json '{"command":"ls"}'`
+	case "edit":
+		return `--json '{"path":"a.txt","edits":[{"oldText":"x","newText":"y"}]}'`
+	case "write":
+		return `--json '{"path":"a.txt","content":"hello\n"}'`
+	}
+	return `--json '{}'`
 }

@@ -215,3 +215,21 @@ func checkBaseURL(s string) error {
 	}
 	return nil
 }
+
+// CheckSpec checks the form of a model spec given by a person (a flag):
+// "provider", or "provider/model" with a known provider. It does not look
+// for credentials; [Select] does.
+func CheckSpec(spec string) error {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return errors.New("empty model: give provider/model, e.g. " + ProviderAnthropic + "/" + DefaultAnthropicModel)
+	}
+	provider, model, found := strings.Cut(spec, "/")
+	if found && model == "" {
+		return fmt.Errorf("model %q: empty model name after %q", spec, provider+"/")
+	}
+	if provider != ProviderAnthropic && provider != ProviderOpenAI {
+		return fmt.Errorf("model %q: unknown provider %q (known providers: %s, %s)", spec, provider, ProviderAnthropic, ProviderOpenAI)
+	}
+	return nil
+}
