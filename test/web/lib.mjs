@@ -72,6 +72,13 @@ export async function run(main) {
   } catch (e) {
     console.error(e.stack ?? e);
     process.exitCode = 1;
+    // What the person would have seen, for the log.
+    for (const [i, p] of (await browser?.pages().catch(() => []) ?? []).entries()) {
+      const t = await p.$eval("#transcript", (t) => t.innerText).catch(() => "");
+      const st = await p.$eval("#status", (t) => t.innerText).catch(() => "");
+      if (t || st) console.error(`page ${i}: status ${JSON.stringify(st)}\n${t.slice(-3000)}`);
+      await screenshot(p, "failure-" + i).catch(() => {});
+    }
   } finally {
     await browser?.close();
   }

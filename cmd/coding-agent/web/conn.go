@@ -85,6 +85,9 @@ func (c *conn) SetSessionConfigOption(ctx context.Context, req *rpc.SetSessionCo
 // The turn's updates reach this tab before its answer, as they would on
 // stdio: the answer waits for the tab's outbox.
 func (c *conn) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.PromptResponse, error) {
+	// The agent does not echo a prompt to the client that sent it (that
+	// client shows it itself); the other tabs watching are shown it here.
+	c.h.echoPrompt(c, req)
 	resp, err := c.h.agent.Prompt(context.WithoutCancel(ctx), req)
 	c.out.flush(ctx)
 	return resp, err

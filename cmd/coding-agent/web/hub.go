@@ -3,8 +3,10 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session"
@@ -24,6 +26,7 @@ import (
 type hub struct {
 	agent  *session.Agent
 	logger *slog.Logger
+	echoes atomic.Int64 // ids of echoed prompts
 
 	// mu guards the fields below.
 	mu      sync.Mutex
@@ -103,6 +106,21 @@ func (h *hub) watchers(id string) []*conn {
 		out = append(out, c)
 	}
 	return out
+}
+
+// echoPrompt shows a prompt that from sent to the session's other
+// watchers, as the user_message_chunks the agent keeps for replay.
+func (h *hub) echoPrompt(from *conn, req *rpc.PromptRequest) {
+	id := fmt.Sprintf("msg_web_%d", h.echoes.Add(1))
+	for _, c := range h.watchers(req.SessionID) {
+		if c == from {
+			continue
+		}
+		for _, b := range req.Prompt {
+			n := &rpc.SessionNotification{SessionID: req.SessionID, Update: &rpc.UserMessageChunk{Content: b, MessageID: id}}
+			c.out.push(outItem{update: n, size: size(n)})
+		}
+	}
 }
 
 // replayKey marks the context of a session/load: the updates the agent

@@ -655,10 +655,19 @@ async function send(ev) {
   renderAttachments();
   hideCommands();
   setPrompting(true);
+  // The agent does not echo the prompt to the tab that sent it: show it.
+  const local = "local-" + Date.now();
+  for (const content of prompt) app.view.update({ sessionUpdate: "user_message_chunk", content, messageId: local });
+  const bubble = app.view.last?.type === "user" ? app.view.last.node : null;
   try {
     const r = await app.conn.request("session/prompt", { sessionId: app.sessionId, prompt });
     if (r?.stopReason && r.stopReason !== "end_turn") app.view.note(stopText(r.stopReason), "note stop");
   } catch (e) {
+    if (bubble && app.view.last?.node === bubble) {
+      // Nothing of the turn happened: the prompt goes back into the box.
+      bubble.remove();
+      app.view.last = null;
+    }
     app.view.note("Error: " + errorText(e), "note error");
     // Nothing the person typed is lost: a prompt that failed goes back
     // into the box (unless they started typing another).
