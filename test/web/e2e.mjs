@@ -125,6 +125,18 @@ const scenarios = {
   async image(browser, problems) {
     const page = await open(browser, url, problems);
     await newSession(page, workspace);
+    // Slash commands from available_commands_update: "/" lists them,
+    // Enter picks the selected one.
+    await page.click("textarea[aria-label=Message]");
+    await page.keyboard.type("/");
+    await page.waitForSelector("#commands:not([hidden]) li");
+    const cmds = await page.$$eval("#commands li .c-name", (ls) => ls.map((l) => l.textContent));
+    assert(cmds.includes("/help"), "slash commands offered: " + cmds);
+    await page.keyboard.type("hel");
+    await page.keyboard.press("Enter");
+    const picked = await page.$eval("#message", (m) => m.value);
+    assert(picked === "/help ", "picked command: " + JSON.stringify(picked));
+    await page.$eval("#message", (m) => { m.value = ""; });
     const png = path.join(workspace, "..", "pixel.png");
     fs.writeFileSync(png, Buffer.from(process.env.PIXEL_PNG, "base64"));
     const input = await page.$("#attach");
