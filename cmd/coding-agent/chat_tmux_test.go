@@ -125,6 +125,9 @@ func TestChatApprovalsAndEscapes(t *testing.T) {
 		{Steps: []modeltest.Step{modeltest.Text("Wrote it.")}},
 		{Steps: []modeltest.Step{modeltest.Tool("c2", "write", `{"path":"b.txt","content":"beta\n"}`)}},
 		{Steps: []modeltest.Step{modeltest.Text("Fine, not written.\n\x1b[2J\x1b[31mRED\r$ fake prompt")}},
+		{Steps: []modeltest.Step{modeltest.Tool("c3", "write", `{"path":"c.txt","content":"one\n"}`)}},
+		{Steps: []modeltest.Step{modeltest.Tool("c4", "write", `{"path":"c.txt","content":"two\n"}`)}},
+		{Steps: []modeltest.Step{modeltest.Text("Both written.")}},
 	}
 	p := startChat(t, tm, "t", 100, 40, script, nil, "--cwd", ws, "--data-dir", data, "--preset", "read-only", "--tools", "read,write")
 	p.waitText(promptMark)
@@ -155,6 +158,17 @@ func TestChatApprovalsAndEscapes(t *testing.T) {
 	}
 	if !strings.Contains(sc, "rejected") || !strings.Contains(sc, "allowed once") {
 		t.Errorf("the decisions are not shown:\n%s", sc)
+	}
+	// "a" allows the same change again without asking.
+	p.typeLine("write c twice")
+	p.waitCount("[y] allow once", 3)
+	p.keys("a")
+	sc = p.waitText("Both written.")
+	if n := strings.Count(sc, "[y] allow once"); n != 3 {
+		t.Errorf("asked %d times, want 3 (the second write to c.txt is allowed for the session):\n%s", n, sc)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "c.txt")); string(b) != "two\n" {
+		t.Errorf("c.txt = %q", b)
 	}
 	p.keys("C-d")
 	p.waitText("EXITED=0")
@@ -264,11 +278,15 @@ func TestChatNoColor(t *testing.T) {
 		{Steps: []modeltest.Step{modeltest.Thinking("Let me look."), modeltest.Text("**Bold** and `code`:\n```\nx := 1\n```\n"), modeltest.Tool("c1", "read", `{"path":"f.txt"}`), modeltest.Tool("c2", "read", `{"path":"f.txt"}`)}},
 		{Steps: []modeltest.Step{modeltest.Text("- done")}},
 	}
-	for _, noColor := range []bool{false, true} {
-		t.Run(fmt.Sprintf("NO_COLOR=%v", noColor), func(t *testing.T) {
+	for _, mode := range []string{"color", "NO_COLOR", "TERM=dumb"} {
+		t.Run(mode, func(t *testing.T) {
 			var env []string
-			if noColor {
+			noColor := mode != "color"
+			switch mode {
+			case "NO_COLOR":
 				env = []string{"NO_COLOR=1"}
+			case "TERM=dumb":
+				env = []string{"TERM=dumb"}
 			}
 			p := startChat(t, startTmux(t), "t", 80, 24, script, env, "--cwd", ws, "--data-dir", data, "--tools", "read")
 			p.waitText(promptMark)
@@ -280,7 +298,10 @@ func TestChatNoColor(t *testing.T) {
 			}
 			has := strings.Contains(sc, "\x1b[")
 			if noColor && has {
-				t.Errorf("colour sequences with NO_COLOR:\n%q", sc)
+				t.Errorf("colour sequences with %s:\n%q", mode, sc)
+			}
+			if mode == "TERM=dumb" && !strings.Contains(sc, "→ Read") {
+				t.Errorf("TERM=dumb: no line for a call when it starts:\n%s", sc)
 			}
 			if !noColor && !has {
 				t.Errorf("no colour at all without NO_COLOR (the check could not fail):\n%q", sc)

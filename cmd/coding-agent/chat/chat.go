@@ -261,6 +261,11 @@ func (a *app) open(id string, cont bool) error {
 	if id != "" {
 		a.showHistory()
 	}
+	for _, m := range s.MCPServers() {
+		if !m.Started {
+			a.r.println(a.r.st.red("MCP server ") + display.Line(m.Name) + a.r.st.red(" did not start: ") + display.Line(m.Error))
+		}
+	}
 	if err := s.PersistError(); err != nil {
 		a.r.println(a.r.st.red("This session is not saved: ") + display.Line(err.Error()))
 	}
