@@ -151,11 +151,6 @@ func (e *Env) servedModels() []string {
 	return slices.Clone(e.served.list)
 }
 
-// SelectModel returns the model named by spec ("provider/model"), with the
-// keys from the environment or the stored credentials: what a front end's
-// model switch (chat's /model) uses.
-func (e *Env) SelectModel(spec string) (models.Model, error) { return e.selectModel(spec) }
-
 // DefaultModelName returns the name of the default model, "" when none is
 // configured.
 func (e *Env) DefaultModelName() string {

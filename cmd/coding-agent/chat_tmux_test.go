@@ -249,7 +249,7 @@ func TestChatPresetAndContinue(t *testing.T) {
 	p := startChat(t, tm, "t", 80, 24, script, nil, "--cwd", ws, "--data-dir", data)
 	p.waitText("read-only")
 	p.typeLine("/preset workspace-write")
-	p.waitText("Preset: workspace-write")
+	p.waitText("preset is now workspace-write")
 	p.typeLine("say hello")
 	p.waitText("Hello from the first turn.")
 	p.keys("C-d")

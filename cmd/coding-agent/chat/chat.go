@@ -436,16 +436,31 @@ func (r *renderer) approval(req *session.ApprovalRequest, full bool) string {
 	return b.String()
 }
 
-const helpText = `Commands:
-  /preset NAME   permission preset: read-only, workspace-write, full-access
-  /model NAME    the model, as provider/model
-  /sessions      the stored sessions of this directory
-  /resume ID     open a stored session (its history is shown)
-  /new           start a new session
-  /help          this text
-  /exit          leave (also Ctrl-D, or Ctrl-C twice at the prompt)
-Keys: Enter sends; Alt-Enter, or a line ending in \, goes on to a new line;
+// localCommands are the chat's own; the session's (Session.Commands:
+// /preset, /model, /sessions, /compact, …) go to the session as prompts.
+var localCommands = []session.Command{
+	{Name: "new", Description: "Start a new session"},
+	{Name: "resume", Description: "Open a stored session and show its history", Hint: "session id"},
+	{Name: "exit", Description: "Leave (also Ctrl-D, or Ctrl-C twice at the prompt)"},
+}
+
+const keysHelp = `Keys: Enter sends; Alt-Enter, or a line ending in \, goes on to a new line;
 Up/Down recall earlier prompts; Ctrl-C cancels a running turn.`
+
+// help lists the session's commands and the chat's.
+func (a *app) help() string {
+	var b strings.Builder
+	b.WriteString("Commands:\n")
+	for _, c := range append(a.s.Commands(), localCommands...) {
+		name := "/" + c.Name
+		if c.Hint != "" {
+			name += " <" + c.Hint + ">"
+		}
+		fmt.Fprintf(&b, "  %s\n      %s\n", display.Line(name), display.Line(c.Description))
+	}
+	b.WriteString(keysHelp)
+	return b.String()
+}
 
 // command runs a slash command; it reports whether to exit.
 func (a *app) command(f []string) bool {
@@ -454,78 +469,39 @@ func (a *app) command(f []string) bool {
 	if len(f) > 1 {
 		arg = f[1]
 	}
-	switch f[0] {
-	case "/exit", "/quit":
+	name := strings.TrimPrefix(f[0], "/")
+	switch name {
+	case "exit", "quit":
 		return true
-	case "/help":
-		r.println(helpText)
-	case "/preset", "/mode":
-		if arg == "" {
-			r.println("Preset: " + string(a.s.Preset()) + " (read-only, workspace-write, full-access)")
-			break
-		}
-		p, err := tools.ParsePreset(arg)
-		if err == nil {
-			_, err = a.s.SetPreset(p)
-		}
-		if err != nil {
-			r.println(r.st.red("/preset: ") + display.Line(err.Error()))
-			break
-		}
-		r.println("Preset: " + string(a.s.Preset()))
-	case "/model":
-		if arg == "" {
-			r.println(a.status())
-			break
-		}
-		m, err := a.cfg.Env.SelectModel(arg)
-		if err != nil {
-			r.println(r.st.red("/model: ") + display.Line(err.Error()))
-			break
-		}
-		a.s.SetModel(m)
-		r.println("Model: " + display.Line(m.Name()))
-	case "/sessions":
-		list, err := a.cfg.Env.StoredSessions()
-		if err != nil {
-			r.println(r.st.red("/sessions: ") + display.Line(err.Error()))
-			break
-		}
-		n := 0
-		for _, st := range list {
-			if !sameDir(st.Cwd, a.s.Cwd()) {
-				continue
-			}
-			mark := " "
-			if st.ID == a.s.ID() {
-				mark = "*"
-			}
-			r.println(fmt.Sprintf("%s %s  %s  %s", mark, display.Line(st.ID), display.Line(st.UpdatedAt), r.cut(display.Title(st.Title), 60)))
-			if n++; n == 20 {
-				break
-			}
-		}
-		if n == 0 {
-			r.println("No stored sessions in this directory.")
-		}
-	case "/new":
+	case "help":
+		r.println(a.help())
+		return false
+	case "new":
 		opts := a.cfg.Options
 		opts.Preset = a.s.Preset()
 		a.cfg.Options = opts
 		if err := a.open("", false); err != nil {
 			r.println(r.st.red("/new: ") + display.Line(err.Error()))
 		}
-	case "/resume":
+		return false
+	case "resume":
 		if arg == "" {
 			r.println("/resume needs a session id (/sessions lists them)")
-			break
+			return false
 		}
 		if err := a.open(arg, false); err != nil {
 			r.println(r.st.red("/resume: ") + display.Line(err.Error()))
 		}
-	default:
-		r.println(r.st.red("Unknown command ") + display.Line(f[0]) + " (/help lists them)")
+		return false
 	}
+	for _, c := range a.s.Commands() {
+		if c.Name == name {
+			// The session runs it; its answer streams like one.
+			a.turn(strings.Join(f, " "))
+			return false
+		}
+	}
+	r.println(r.st.red("Unknown command ") + display.Line(f[0]) + " (/help lists them)")
 	return false
 }
 
