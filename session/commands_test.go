@@ -3,12 +3,15 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coding-agent/coding-agent/rpc"
 	"github.com/coding-agent/coding-agent/session/models"
+	"github.com/coding-agent/coding-agent/session/models/modeltest"
 	"github.com/coding-agent/coding-agent/tools"
 )
 
@@ -200,5 +203,40 @@ func TestSessionInfoAndListPaging(t *testing.T) {
 	}
 	if err := c.call("session/list", map[string]any{"cursor": "nope"}, nil); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "cursor") {
 		t.Errorf("bad cursor: %+v", err)
+	}
+}
+
+// TestModelChoicesFromLocalServer: against an OpenAI-compatible server, the
+// model choice lists what it serves (/v1/models) and what config.json
+// names, never OpenAI's own models it does not have.
+func TestModelChoicesFromLocalServer(t *testing.T) {
+	srv := modeltest.NewOpenAIServer(t, modeltest.Script{})
+	srv.ServeModels(map[string]map[string]any{"qwen3-coder": nil, "llama-3.3-70b": nil})
+	data := t.TempDir()
+	os.WriteFile(filepath.Join(data, "config.json"), []byte(`{"models":{"openai/my-finetune":{"contextWindow":32768}}}`), 0o600)
+	env := &Env{DataDir: data, Getenv: func(k string) string {
+		return map[string]string{"OPENAI_BASE_URL": srv.BaseURL, "CODING_AGENT_MODEL": "openai/qwen3-coder"}[k]
+	}}
+	s, err := env.NewSession(Options{Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var values []string
+	for _, o := range s.ConfigOptions() {
+		if o.ID == "model" {
+			for _, v := range o.Values {
+				values = append(values, v.Value)
+			}
+		}
+	}
+	got := strings.Join(values, ",")
+	for _, want := range []string{"openai/qwen3-coder", "openai/llama-3.3-70b", "openai/my-finetune"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("model choices %q lack %s", got, want)
+		}
+	}
+	if strings.Contains(got, "gpt-5") {
+		t.Errorf("model choices %q offer OpenAI's models to a local server", got)
 	}
 }

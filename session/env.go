@@ -81,6 +81,13 @@ type Env struct {
 	modelChosen bool
 	model       models.Model
 	modelErr    error
+	// servedMu guards served: what the OpenAI-compatible server at
+	// served.base lists (GET /models), asked once per base URL.
+	servedMu sync.Mutex
+	served   struct {
+		base string
+		list []string
+	}
 
 	probeStart sync.Once
 	sbOnce     sync.Once

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"os"
 	"slices"
@@ -106,12 +107,48 @@ func (e *Env) selectModel(spec string) (models.Model, error) {
 }
 
 // configuredModels lists the models a session may switch to, current first.
+// Besides the providers' current models, that is what config.json's
+// "models" names and what an OpenAI-compatible server at OPENAI_BASE_URL
+// lists at /v1/models: a local server is never offered a model it does not
+// serve.
 func (e *Env) configuredModels(current string) []string {
 	list := models.Configured(e.getenv)
+	add := func(names ...string) {
+		for _, n := range names {
+			if !slices.Contains(list, n) {
+				list = append(list, n)
+			}
+		}
+	}
+	if cfg, err := e.config(); err == nil {
+		var names []string
+		for n := range cfg.Models {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		add(names...)
+	}
+	add(e.servedModels()...)
 	if current != "" && !slices.Contains(list, current) {
 		list = append([]string{current}, list...)
 	}
 	return list
+}
+
+// servedModels is the model list of the OpenAI-compatible server at
+// OPENAI_BASE_URL (not OpenAI's own), asked once per base URL.
+func (e *Env) servedModels() []string {
+	base := e.getenv(models.EnvOpenAIBase)
+	if base == "" || models.IsOfficialOpenAI(base) {
+		return nil
+	}
+	e.servedMu.Lock()
+	defer e.servedMu.Unlock()
+	if e.served.base != base {
+		e.served.base = base
+		e.served.list = models.ServedModels(context.Background(), e.ModelOptions.HTTPClient, base, e.getenv(models.EnvOpenAIAPIKey))
+	}
+	return slices.Clone(e.served.list)
 }
 
 // DefaultModelName returns the name of the default model, "" when none is

@@ -60,6 +60,10 @@ func NewOpenAI(model, apiKey, baseURL string, opts Options) (Model, error) {
 	}, nil
 }
 
+// IsOfficialOpenAI reports whether base is OpenAI's own API rather than a
+// compatible server.
+func IsOfficialOpenAI(base string) bool { return isOfficialOpenAI(base) }
+
 func isOfficialOpenAI(base string) bool {
 	u, err := url.Parse(base)
 	return err == nil && u.Hostname() == "api.openai.com"
