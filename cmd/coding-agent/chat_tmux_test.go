@@ -319,3 +319,41 @@ func TestChatNeedsATerminal(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestChatMultiLineInput: a pasted block (bracketed paste), Alt-Enter and
+// a trailing backslash each make one prompt of several lines; the model
+// gets the lines intact.
+func TestChatMultiLineInput(t *testing.T) {
+	tm := startTmux(t)
+	ws, data := t.TempDir(), t.TempDir()
+	srv := modeltest.NewAnthropicServer(t, modeltest.Script{
+		{Steps: []modeltest.Step{modeltest.Text("Got the paste.")}},
+		{Steps: []modeltest.Step{modeltest.Text("Got alt-enter.")}},
+		{Steps: []modeltest.Step{modeltest.Text("Got backslash.")}},
+	})
+	p := startChat(t, tm, "t", 80, 24, nil, []string{"ANTHROPIC_BASE_URL=" + srv.BaseURL}, "--cwd", ws, "--data-dir", data)
+	p.waitText(promptMark)
+	tm.run("set-buffer", "-b", "x", "pasted one\n  pasted two\npasted three")
+	tm.run("paste-buffer", "-p", "-b", "x", "-t", "t")
+	p.keys("Enter")
+	p.waitText("Got the paste.")
+	p.keys("-l", "first")
+	p.keys("M-Enter")
+	p.keys("-l", "second")
+	p.keys("Enter")
+	p.waitText("Got alt-enter.")
+	p.typeLine(`upper \`)
+	p.typeLine("lower")
+	p.waitText("Got backslash.")
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	for i, want := range []string{`pasted one\n  pasted two\npasted three`, `first\nsecond`, `upper \nlower`} {
+		if !strings.Contains(string(reqs[i].Body), want) {
+			t.Errorf("request %d lacks %q: %s", i+1, want, reqs[i].Body)
+		}
+	}
+	p.keys("C-d")
+	p.waitText("EXITED=0")
+}
