@@ -186,10 +186,10 @@ type agent struct {
 }
 
 // startAgent starts the binary on a scripted model and connects rec to it.
-func startAgent(t *testing.T, script modeltest.Script, rec *recorder) *agent {
+func startAgent(t *testing.T, dataDir string, script modeltest.Script, rec *recorder) *agent {
 	t.Helper()
 	srv := modeltest.NewAnthropicServer(t, script)
-	cmd := exec.Command(agentBinary(t), "serve", "--data-dir", t.TempDir(), "--log-level", "error")
+	cmd := exec.Command(agentBinary(t), "serve", "--data-dir", dataDir, "--log-level", "error")
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "CODING_AGENT_MODEL=anthropic/claude-sonnet-4-5",
 		"ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+srv.BaseURL, "OPENAI_API_KEY=", "OPENAI_BASE_URL=")
 	stdin, err := cmd.StdinPipe()
@@ -286,7 +286,8 @@ func TestGoClientTurns(t *testing.T) {
 				writeTurn("b.txt", "second"), {Steps: []modeltest.Step{modeltest.Text("Done two.")}},
 			}
 			rec := &recorder{answer: test.answer, answered: map[acp.ToolCallId]bool{}}
-			ag := startAgent(t, script, rec)
+			dataDir := t.TempDir()
+			ag := startAgent(t, dataDir, script, rec)
 			conn := ag.conn
 
 			init, err := conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber})
@@ -301,7 +302,7 @@ func TestGoClientTurns(t *testing.T) {
 				t.Fatalf("session/new: %v", err)
 			}
 
-			seen := map[acp.ToolCallId]string{}
+			seen := map[acp.ToolCallId]string{} // tool call id → the turn that used it
 			for i, file := range []string{"a.txt", "b.txt"} {
 				resp, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId,
 					Prompt: []acp.ContentBlock{acp.TextBlock("write " + file)}})
@@ -345,6 +346,34 @@ func TestGoClientTurns(t *testing.T) {
 			}
 			if txt := rec.text.String(); !strings.Contains(txt, "Done one.") || !strings.Contains(txt, "Done two.") {
 				t.Errorf("agent text %q lacks the model's final messages", txt)
+			}
+
+			// A new agent process on the same data directory replays the
+			// session in session/load with the same tool call ids, each once.
+			rec2 := &recorder{answer: test.answer, answered: map[acp.ToolCallId]bool{}}
+			ag2 := startAgent(t, dataDir, modeltest.Script{}, rec2)
+			if _, err := ag2.conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
+				t.Fatalf("second initialize: %v", err)
+			}
+			if _, err := ag2.conn.LoadSession(ctx, acp.LoadSessionRequest{SessionId: sess.SessionId, Cwd: ws, McpServers: []acp.McpServer{}}); err != nil {
+				t.Fatalf("session/load: %v", err)
+			}
+			replayed := map[acp.ToolCallId]int{}
+			for _, ev := range rec2.take() {
+				if ev.kind == "tool_call" {
+					replayed[ev.id]++
+				}
+				if ev.kind == "permission" {
+					t.Errorf("session/load asked for permission again: %+v", ev)
+				}
+			}
+			for id, n := range replayed {
+				if _, live := seen[id]; !live || n != 1 {
+					t.Errorf("replay: tool call %q announced %d times (live ids %v)", id, n, seen)
+				}
+			}
+			if len(replayed) != len(seen) {
+				t.Errorf("replay announced %d tool calls %v, the live turns %d %v", len(replayed), replayed, len(seen), seen)
 			}
 		})
 	}
@@ -414,7 +443,7 @@ func TestGoClientExtensionsOptIn(t *testing.T) {
 	ws := t.TempDir()
 	script := modeltest.Script{writeTurn("a.txt", "first"), {Steps: []modeltest.Step{modeltest.Text("Done.")}}}
 	rec := &recorder{answer: acp.PermissionOptionKindAllowOnce, answered: map[acp.ToolCallId]bool{}, extSeen: make(chan string, 16)}
-	ag := startAgent(t, script, rec)
+	ag := startAgent(t, t.TempDir(), script, rec)
 	if _, err := ag.conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
 		ClientCapabilities: acp.ClientCapabilities{Meta: map[string]any{"coding-agent": map[string]any{"extensions": true}}}}); err != nil {
 		t.Fatalf("initialize: %v", err)
