@@ -79,6 +79,7 @@ type recorder struct {
 	ext      []string    // extension methods the agent sent (it must send none)
 	extSeen  chan string // if non-nil, each extension method is sent here too
 	text     strings.Builder
+	prompts  []string // the text of user_message_chunk updates
 }
 
 var _ acp.Client = (*recorder)(nil)
@@ -113,6 +114,10 @@ func (r *recorder) SessionUpdate(ctx context.Context, n acp.SessionNotification)
 	case u.AgentMessageChunk != nil:
 		if c := u.AgentMessageChunk.Content; c.Text != nil {
 			r.text.WriteString(c.Text.Text)
+		}
+	case u.UserMessageChunk != nil:
+		if c := u.UserMessageChunk.Content; c.Text != nil {
+			r.prompts = append(r.prompts, c.Text.Text)
 		}
 	case u.ToolCall != nil:
 		r.events = append(r.events, event{kind: "tool_call", id: u.ToolCall.ToolCallId, status: u.ToolCall.Status})
@@ -344,6 +349,9 @@ func TestGoClientTurns(t *testing.T) {
 			if len(rec.ext) != 0 {
 				t.Errorf("the client asked for no extensions, yet its SDK handed it %q", rec.ext)
 			}
+			if len(rec.prompts) != 0 {
+				t.Errorf("the prompts came back during the live turns: %q", rec.prompts)
+			}
 			if txt := rec.text.String(); !strings.Contains(txt, "Done one.") || !strings.Contains(txt, "Done two.") {
 				t.Errorf("agent text %q lacks the model's final messages", txt)
 			}
@@ -372,6 +380,11 @@ func TestGoClientTurns(t *testing.T) {
 					t.Errorf("replay: tool call %q announced %d times (live ids %v)", id, n, seen)
 				}
 			}
+			rec2.mu.Lock()
+			if got := strings.Join(rec2.prompts, ""); got != "write a.txtwrite b.txt" {
+				t.Errorf("session/load replayed the prompts as %q, want each once, in order", rec2.prompts)
+			}
+			rec2.mu.Unlock()
 			if len(replayed) != len(seen) {
 				t.Errorf("replay announced %d tool calls %v, the live turns %d %v", len(replayed), replayed, len(seen), seen)
 			}
