@@ -72,6 +72,9 @@ type event struct {
 // answers permission requests with the option of kind answer.
 type recorder struct {
 	answer acp.PermissionOptionKind
+	// cancel, if set, is called instead of answering; the request is then
+	// answered "cancelled", as ACP asks of a client that cancels a turn.
+	cancel func(ctx context.Context, sid acp.SessionId)
 
 	mu       sync.Mutex
 	events   []event
@@ -93,6 +96,11 @@ func (r *recorder) RequestPermission(ctx context.Context, p acp.RequestPermissio
 		ev.status = *p.ToolCall.Status
 	}
 	r.events = append(r.events, ev)
+	if r.cancel != nil {
+		r.cancel(ctx, p.SessionId)
+		return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{
+			Cancelled: &acp.RequestPermissionOutcomeCancelled{}}}, nil
+	}
 	for _, o := range p.Options {
 		if o.Kind == r.answer {
 			// Set before the handler returns, so before the answer is on the
@@ -477,5 +485,52 @@ func TestGoClientExtensionsOptIn(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("an opted-in client never got _coding-agent/files_changed after a write")
 		}
+	}
+}
+
+// TestGoClientCancel: the client cancels the turn while the agent waits
+// for its approval: the prompt ends "cancelled", the tool call does not
+// complete, and nothing is written.
+func TestGoClientCancel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ws := t.TempDir()
+	rec := &recorder{answered: map[acp.ToolCallId]bool{}}
+	ag := startAgent(t, t.TempDir(), modeltest.Script{writeTurn("a.txt", "first"), {Steps: []modeltest.Step{modeltest.Text("Done.")}}}, rec)
+	rec.mu.Lock() // RequestPermission reads it under the lock
+	rec.cancel = func(ctx context.Context, sid acp.SessionId) {
+		if err := ag.conn.Cancel(ctx, acp.CancelNotification{SessionId: sid}); err != nil {
+			t.Errorf("session/cancel: %v", err)
+		}
+	}
+	rec.mu.Unlock()
+	if _, err := ag.conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	sess, err := ag.conn.NewSession(ctx, acp.NewSessionRequest{Cwd: ws, McpServers: []acp.McpServer{}})
+	if err != nil {
+		t.Fatalf("session/new: %v", err)
+	}
+	resp, err := ag.conn.Prompt(ctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("write a.txt")}})
+	if err != nil {
+		t.Fatalf("session/prompt: %v", err)
+	}
+	if resp.StopReason != acp.StopReasonCancelled {
+		t.Errorf("stop reason %q, want cancelled", resp.StopReason)
+	}
+	var perms int
+	for _, ev := range rec.take() {
+		switch {
+		case ev.kind == "permission":
+			perms++
+		case ev.status == acp.ToolCallStatusCompleted || ev.status == acp.ToolCallStatusInProgress:
+			t.Errorf("a cancelled tool call went %q", ev.status)
+		}
+	}
+	if perms != 1 {
+		t.Errorf("%d permission requests, want 1", perms)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "a.txt")); !os.IsNotExist(err) {
+		t.Errorf("a.txt exists after a cancelled turn (%v)", err)
 	}
 }
