@@ -3,7 +3,6 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -27,6 +26,7 @@ type partialObject struct {
 	limit int
 
 	fields map[string]string
+	keys   []string // the captured members, in order of arrival
 
 	st      pstate
 	inKey   bool            // the string being read is a key
@@ -78,7 +78,11 @@ func (p *partialObject) get(key string) string { return p.fields[key] }
 // sequence that is still cut.
 func (p *partialObject) publish() {
 	v := trimCutRune(p.val.String())
-	if old, ok := p.fields[p.curKey]; !ok || old != v {
+	old, ok := p.fields[p.curKey]
+	if !ok {
+		p.keys = append(p.keys, p.curKey)
+	}
+	if !ok || old != v {
 		p.fields[p.curKey] = v
 		p.changed = true
 	}
@@ -324,8 +328,8 @@ const maxPartialField = 4096
 // top-level string members, each cut to its first 4 KiB, and reads every
 // byte once. Use it from one goroutine at a time.
 type PartialInput struct {
-	p    *partialObject
-	keys []string // in order of arrival
+	p     *partialObject
+	known int // members reported by Feed so far
 }
 
 // NewPartialInput returns a PartialInput with nothing received yet.
@@ -337,14 +341,10 @@ func NewPartialInput() *PartialInput {
 // a member appeared that had not arrived before.
 func (in *PartialInput) Feed(piece string) bool {
 	in.p.feed(piece)
-	if len(in.p.fields) == len(in.keys) {
+	if len(in.p.keys) == in.known {
 		return false
 	}
-	for k := range in.p.fields {
-		if !slices.Contains(in.keys, k) {
-			in.keys = append(in.keys, k)
-		}
-	}
+	in.known = len(in.p.keys)
 	return true
 }
 
@@ -353,7 +353,7 @@ func (in *PartialInput) Feed(piece string) bool {
 func (in *PartialInput) JSON() json.RawMessage {
 	var b strings.Builder
 	b.WriteByte('{')
-	for i, k := range in.keys {
+	for i, k := range in.p.keys {
 		if i > 0 {
 			b.WriteByte(',')
 		}
