@@ -170,13 +170,6 @@ Usage:
   coding-agent doctor [--data-dir DIR]    Check the sandbox, credentials (names only), the data
                                           directory, inotify limits and MCP servers; exit 1 on
                                           a problem.
-  coding-agent login [--provider P]       Store a model provider's key (anthropic, openai) or a
-        [--base-url URL] [--model P/M]    local server's URL (local) in the data directory,
-                                          mode 0600; the key is read from the terminal or stdin.
-  coding-agent logout                     Remove the stored credentials.
-  coding-agent doctor [--data-dir DIR]    Check the sandbox, credentials (names only), the data
-                                          directory, inotify limits and MCP servers; exit 1 on
-                                          a problem.
   coding-agent --version                  Print the version.
 
 Serve flags:
@@ -187,6 +180,10 @@ Serve flags:
   --model PROVIDER/MODEL         Default model (env CODING_AGENT_MODEL), e.g.
                                  anthropic/claude-sonnet-4-5 or openai/gpt-4.1; keys from
                                  ANTHROPIC_API_KEY, OPENAI_API_KEY (+ OPENAI_BASE_URL).
+  --preset P                     Preset of sessions whose client picks none (default
+                                 "preset" in config.json, else read-only).
+  --approval-timeout D           How long an approval waits for the client (e.g. 2m; default
+                                 "approvalTimeoutSeconds" in config.json, else 10m).
   --data-dir DIR                 Data directory (env CODING_AGENT_DATA_DIR; default
                                  $XDG_DATA_HOME/coding-agent or ~/.local/share/coding-agent).
 
