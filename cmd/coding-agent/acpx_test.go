@@ -1,13 +1,19 @@
+//go:build unix
+
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/coding-agent/coding-agent/session/models/modeltest"
 )
@@ -20,12 +26,16 @@ func acpxRun(t *testing.T, ws string, script modeltest.Script, args ...string) (
 	acpx := acpxBin(t)
 	srv := modeltest.NewAnthropicServer(t, script)
 	agent := os.Args[0] + " serve --data-dir " + t.TempDir() + " --log-level error"
+	home := t.TempDir()
 	cmd := exec.Command(acpx, append([]string{"--agent", agent, "--cwd", ws, "--timeout", "60"}, args...)...)
-	cmd.Env = append(os.Environ(), asMainEnv+"=1", "HOME="+t.TempDir(), "CODING_AGENT_MODEL=anthropic/claude-sonnet-4-5",
+	cmd.Env = append(os.Environ(), asMainEnv+"=1", "HOME="+home, "CODING_AGENT_MODEL=anthropic/claude-sonnet-4-5",
 		"ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+srv.BaseURL, "OPENAI_API_KEY=", "OPENAI_BASE_URL=")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	if left := waitGone(home, 30*time.Second); len(left) > 0 {
+		t.Errorf("processes left after acpx exec: %v", left)
+	}
 	return stdout.String(), stderr.String(), err
 }
 
@@ -124,7 +134,7 @@ func TestAcpxSessions(t *testing.T) {
 	agent := os.Args[0] + " serve --data-dir " + data + " --log-level error"
 	run := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(acpx, append([]string{"--agent", agent, "--cwd", ws, "--timeout", "60", "--ttl", "0"}, args...)...)
+		cmd := exec.Command(acpx, append([]string{"--agent", agent, "--cwd", ws, "--timeout", "60", "--ttl", "1"}, args...)...)
 		cmd.Env = append(os.Environ(), asMainEnv+"=1", "HOME="+home, "CODING_AGENT_MODEL=anthropic/claude-sonnet-4-5",
 			"ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+srv.BaseURL, "OPENAI_API_KEY=", "OPENAI_BASE_URL=")
 		out, err := cmd.CombinedOutput()
@@ -143,5 +153,47 @@ func TestAcpxSessions(t *testing.T) {
 	hist := run("sessions", "history")
 	if n := strings.Count(hist, "say hello"); n != 1 {
 		t.Errorf("history shows the prompt %d times, want once:\n%s", n, hist)
+	}
+	// acpx keeps a queue owner (and our agent under it) until its idle
+	// TTL (1 s here) runs out: once it has, nothing of the test is left.
+	if left := waitGone(home, 30*time.Second); len(left) > 0 {
+		t.Errorf("processes left after acpx's TTL: %v", left)
+	}
+}
+
+// waitGone waits until no process has HOME=home in its environment, or the
+// deadline passes; then it kills what is left and returns their pids.
+func waitGone(home string, limit time.Duration) []int {
+	marker := []byte("HOME=" + home + "\x00")
+	find := func() []int {
+		var pids []int
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+			if err == nil && bytes.Contains(env, marker) {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	deadline := time.Now().Add(limit)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		left := find()
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			return left
+		}
+		<-tick.C
 	}
 }
