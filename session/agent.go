@@ -208,6 +208,21 @@ func (a *Agent) wire(opts *Options, sid string) {
 	}
 }
 
+// markPrompting counts a prompt of this connection in the session sid
+// until the returned function is called.
+func (a *Agent) markPrompting(sid string) func() {
+	a.mu.Lock()
+	a.prompting[sid]++
+	a.mu.Unlock()
+	return func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.prompting[sid]--; a.prompting[sid] <= 0 {
+			delete(a.prompting, sid)
+		}
+	}
+}
+
 // isPrompting reports whether a prompt of this connection runs in the
 // session sid.
 func (a *Agent) isPrompting(sid string) bool {
@@ -495,9 +510,7 @@ func (a *Agent) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.Prompt
 	if err != nil {
 		return nil, err
 	}
-	a.mu.Lock()
-	a.prompting[req.SessionID]++
-	a.mu.Unlock()
+	defer a.markPrompting(req.SessionID)()
 	if s.Model() == nil {
 		// Credentials may have arrived since the session started
 		// (authenticate, or `coding-agent login` in a terminal).
@@ -514,11 +527,6 @@ func (a *Agent) Prompt(ctx context.Context, req *rpc.PromptRequest) (*rpc.Prompt
 		}
 	}
 	stop, err := s.Prompt(ctx, sdkPrompt(req.Prompt))
-	a.mu.Lock()
-	if a.prompting[req.SessionID]--; a.prompting[req.SessionID] <= 0 {
-		delete(a.prompting, req.SessionID)
-	}
-	a.mu.Unlock()
 	switch {
 	case errors.Is(err, ErrNoModel):
 		return nil, a.noModelError()

@@ -45,19 +45,7 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content) (StopReason, err
 	if err != nil {
 		return "", err
 	}
-	s.mu.Lock()
-	if s.prompting {
-		s.mu.Unlock()
-		return "", ErrBusy
-	}
-	s.prompting = true
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.prompting = false
-		s.mu.Unlock()
-	}()
-	ctx, done, err := s.begin(ctx)
+	ctx, done, err := s.beginTurn(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -485,25 +473,36 @@ func (s *Session) callID(modelID string) string {
 	return id
 }
 
-// command runs a slash command as an operation of the session: one at a
-// time with prompts, ended by Cancel and Close.
+// command runs a slash command as a turn of the session: one at a time
+// with prompts, ended by Cancel and Close.
 func (s *Session) command(ctx context.Context, name, arg string) (StopReason, error) {
-	s.mu.Lock()
-	if s.prompting {
-		s.mu.Unlock()
-		return "", ErrBusy
-	}
-	s.prompting = true
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.prompting = false
-		s.mu.Unlock()
-	}()
-	ctx, done, err := s.begin(ctx)
+	ctx, done, err := s.beginTurn(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer done()
 	return s.runCommand(ctx, name, arg)
+}
+
+// beginTurn starts a turn (a prompt or a command): ErrBusy while another
+// runs; otherwise an operation (see begin) whose done also ends the turn.
+func (s *Session) beginTurn(ctx context.Context) (context.Context, func(), error) {
+	s.mu.Lock()
+	if s.prompting {
+		s.mu.Unlock()
+		return nil, nil, ErrBusy
+	}
+	s.prompting = true
+	s.mu.Unlock()
+	end := func() {
+		s.mu.Lock()
+		s.prompting = false
+		s.mu.Unlock()
+	}
+	ctx, done, err := s.begin(ctx)
+	if err != nil {
+		end()
+		return nil, nil, err
+	}
+	return ctx, func() { done(); end() }, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,6 +49,52 @@ func (tm *tmux) run(args ...string) string {
 		tm.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// startPane starts runSh in a new session "t" of w×h, after which the
+// pane holds until the test sends "done", and watches what the program
+// writes: each time its output so far ends with one of prompts, the output
+// so far is sent on the channel, which closes when the pane's output ends.
+// runSh waits for "go" before it starts, so that nothing is missed.
+func (tm *tmux) startPane(dir string, w, h int, runSh string, prompts ...string) <-chan string {
+	tm.t.Helper()
+	fifo := filepath.Join(dir, "out")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		tm.t.Fatal(err)
+	}
+	tm.t.Cleanup(func() {
+		// Unblock the reader should tmux never have opened the pipe.
+		if f, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
+			f.Close()
+		}
+	})
+	tm.run("new-session", "-d", "-s", "t", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h),
+		"sh -c '"+runSh+"; echo EXITED=$?; tmux -S "+tm.sock+" wait-for -S done; sleep 600'")
+	tm.run("pipe-pane", "-t", "t", "-o", "cat > "+shellQuote(fifo))
+	out := make(chan string, 8)
+	go func() {
+		defer close(out)
+		f, err := os.Open(fifo)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		r := bufio.NewReader(f)
+		var seen strings.Builder
+		for {
+			b, err := r.ReadByte()
+			if err != nil {
+				return
+			}
+			seen.WriteByte(b)
+			for _, p := range prompts {
+				if strings.HasSuffix(seen.String(), p) {
+					out <- seen.String()
+				}
+			}
+		}
+	}()
+	return out
 }
 
 // shellQuote quotes s for sh.
@@ -94,43 +141,10 @@ func TestPrintApprovalOnARealTerminal(t *testing.T) {
 	if err := os.WriteFile(runSh, []byte(sh.String()), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	fifo := filepath.Join(dir, "out")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-
 	// The pane holds the program, then "exited" until the test reads it.
-	tm.run("new-session", "-d", "-s", "t", "-x", "200", "-y", "60", "sh -c '"+runSh+"; echo EXITED=$?; tmux -S "+tm.sock+" wait-for -S done; sleep 600'")
-	tm.run("pipe-pane", "-t", "t", "-o", "cat > "+shellQuote(fifo))
-	stream := make(chan string, 8)
-	t.Cleanup(func() {
-		// Unblock the reader should tmux never have opened the pipe.
-		if f, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
-			f.Close()
-		}
-	})
-	go func() {
-		defer close(stream)
-		f, err := os.Open(fifo)
-		if err != nil {
-			return
-		}
-		defer f.Close()
-		r := bufio.NewReader(f)
-		var seen strings.Builder
-		for {
-			b, err := r.ReadByte()
-			if err != nil {
-				return
-			}
-			seen.WriteByte(b)
-			// The real question starts a line; the model's fake one is
-			// shown indented, after a visible "\x1b[2K".
-			if strings.HasSuffix(seen.String(), "\nAllow once? [y/N] ") {
-				stream <- seen.String()
-			}
-		}
-	}()
+	// The real question starts a line; the model's fake one is shown
+	// indented, after a visible "\x1b[2K".
+	stream := tm.startPane(dir, 200, 60, runSh, "\nAllow once? [y/N] ")
 	tm.run("wait-for", "-S", "go")
 
 	// The bytes of a prompt reached pipe-pane after tmux parsed them onto

@@ -3,12 +3,10 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -30,40 +28,7 @@ func TestLoginOnARealTerminal(t *testing.T) {
 	fmt.Fprintf(&sh, " %s login --data-dir %s\n", shellQuote(os.Args[0]), shellQuote(dataDir))
 	runSh := filepath.Join(dir, "run.sh")
 	os.WriteFile(runSh, []byte(sh.String()), 0o755)
-	fifo := filepath.Join(dir, "out")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if f, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
-			f.Close()
-		}
-	})
-	tm.run("new-session", "-d", "-s", "t", "-x", "160", "-y", "40", "sh -c '"+runSh+"; echo EXITED=$?; tmux -S "+tm.sock+" wait-for -S done; sleep 600'")
-	tm.run("pipe-pane", "-t", "t", "-o", "cat > "+shellQuote(fifo))
-	prompts := make(chan string, 8)
-	go func() {
-		defer close(prompts)
-		f, err := os.Open(fifo)
-		if err != nil {
-			return
-		}
-		defer f.Close()
-		r := bufio.NewReader(f)
-		var seen strings.Builder
-		for {
-			b, err := r.ReadByte()
-			if err != nil {
-				return
-			}
-			seen.WriteByte(b)
-			for _, p := range []string{"Choose 1, 2 or 3 [1]: ", "(not shown): "} {
-				if strings.HasSuffix(seen.String(), p) {
-					prompts <- p
-				}
-			}
-		}
-	}()
+	prompts := tm.startPane(dir, 160, 40, runSh, "Choose 1, 2 or 3 [1]: ", "(not shown): ")
 	tm.run("wait-for", "-S", "go")
 	for _, answer := range []string{"1", secret} {
 		if _, ok := <-prompts; !ok {
