@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -157,23 +156,7 @@ func TestMCPServersDieWithTheAgent(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			send := func(id int, method string, params any) {
-				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-				stdin.Write(append(b, '\n'))
-			}
-			lines := bufio.NewScanner(stdout)
-			lines.Buffer(nil, 1<<20)
-			waitID := func(id int) map[string]any {
-				for lines.Scan() {
-					var msg map[string]any
-					json.Unmarshal(lines.Bytes(), &msg)
-					if msg["id"] == float64(id) {
-						return msg
-					}
-				}
-				t.Fatalf("no answer to request %d", id)
-				return nil
-			}
+			send, waitID, _ := lineClient(t, stdin, stdout)
 			send(1, "initialize", map[string]any{"protocolVersion": 1})
 			waitID(1)
 			send(2, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{

@@ -38,22 +38,7 @@ func TestShutdownKillsChildren(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { cmd.Process.Kill() })
-			send := func(id int, method string, params any) {
-				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-				stdin.Write(append(b, '\n'))
-			}
-			lines := bufio.NewScanner(stdout)
-			waitID := func(id int) map[string]any {
-				for lines.Scan() {
-					var m map[string]any
-					json.Unmarshal(lines.Bytes(), &m)
-					if m["id"] == float64(id) {
-						return m
-					}
-				}
-				t.Fatalf("no answer to request %d", id)
-				return nil
-			}
+			send, waitID, lines := lineClient(t, stdin, stdout)
 			send(1, "initialize", map[string]any{"protocolVersion": 1})
 			waitID(1)
 			send(2, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{}, "_meta": map[string]any{"coding-agent": map[string]any{"preset": "full-access"}}})
@@ -115,4 +100,29 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// lineClient speaks NDJSON JSON-RPC to the agent on stdin/stdout: send
+// writes a request; waitID reads until the answer to id (other messages
+// are skipped) and fails the test if the output ends first; lines reads
+// the rest.
+func lineClient(t *testing.T, stdin io.Writer, stdout io.Reader) (send func(id int, method string, params any), waitID func(id int) map[string]any, lines *bufio.Scanner) {
+	lines = bufio.NewScanner(stdout)
+	lines.Buffer(nil, 1<<20)
+	send = func(id int, method string, params any) {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		stdin.Write(append(b, '\n'))
+	}
+	waitID = func(id int) map[string]any {
+		for lines.Scan() {
+			var m map[string]any
+			json.Unmarshal(lines.Bytes(), &m)
+			if m["id"] == float64(id) {
+				return m
+			}
+		}
+		t.Fatalf("no answer to request %d", id)
+		return nil
+	}
+	return send, waitID, lines
 }
