@@ -282,7 +282,9 @@ func (h *helper) killAll(sig unix.Signal) {
 	if h.bash > 0 {
 		unix.Kill(-h.bash, sig)
 	}
-	for _, pid := range h.orphans() {
+	// The helper is a subreaper: the command's orphans become its
+	// children.
+	for _, pid := range Children() {
 		unix.Kill(pid, sig)
 	}
 }
@@ -295,7 +297,7 @@ func (h *helper) killRest() {
 		var ws unix.WaitStatus
 		_, err := unix.Wait4(-1, &ws, 0, nil)
 		if err == unix.ECHILD {
-			if !h.cfg.Namespaces && len(h.orphans()) > 0 {
+			if !h.cfg.Namespaces && len(Children()) > 0 {
 				continue
 			}
 			return
@@ -303,32 +305,6 @@ func (h *helper) killRest() {
 	}
 }
 
-// orphans lists the helper's children (the subreaper inherits every
-// orphan of the command) in the degraded mode.
-func (h *helper) orphans() []int {
-	self := strconv.Itoa(os.Getpid())
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) > 1 && f[1] == self {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
 
 // epilogue runs when nothing of the command is left: placeholders are
 // removed. (No `.git` can have been created: the git guard refused it.)
