@@ -305,7 +305,6 @@ func (h *helper) killRest() {
 	}
 }
 
-
 // epilogue runs when nothing of the command is left: placeholders are
 // removed. (No `.git` can have been created: the git guard refused it.)
 func (h *helper) epilogue() {
